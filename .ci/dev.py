@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""One entry point for a fresh machine that has only Python 3.11+.
+
+    python3 .ci/dev.py serve [yahtzee serve options]   # run the service
+    python3 .ci/dev.py test  [pytest options]          # run the whole test suite
+    python3 .ci/dev.py check                           # ruff + mypy --strict
+    python3 .ci/dev.py yahtzee <subcommand> ...        # any other `yahtzee` command
+
+It creates `.venv/` beside the repository (override with YAHTZEE_VENV), installs the pinned,
+hash-checked dependencies from `requirements.lock` and the project itself (editable), and then
+runs the command inside that environment. The install is redone only when the lock file or
+pyproject.toml changed, so the second run starts at once. Standard library only, on purpose:
+nothing may be needed before this script runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("YAHTZEE_VENV", ROOT / ".venv"))
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".yahtzee-installed"
+INPUTS = ("requirements.lock", "pyproject.toml")
+
+
+def _fingerprint() -> str:
+    digest = hashlib.sha256()
+    for name in INPUTS:
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _say(text: str) -> None:
+    print(f"[dev] {text}", file=sys.stderr, flush=True)
+
+
+def _run(*args: str | Path) -> None:
+    subprocess.run([str(a) for a in args], check=True, cwd=ROOT)
+
+
+def ensure_environment() -> None:
+    """Create the virtual environment and install the locked dependencies when needed."""
+    if sys.version_info < (3, 11):
+        sys.exit("Python 3.11 or newer is required (this is %d.%d)." % sys.version_info[:2])
+    wanted = _fingerprint()
+    if STAMP.exists() and STAMP.read_text().strip() == wanted and PYTHON.exists():
+        return
+    if not PYTHON.exists():
+        _say(f"creating virtual environment in {VENV}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    _say("installing pinned dependencies from requirements.lock (first run takes a minute)")
+    pip = (PYTHON, "-m", "pip", "--disable-pip-version-check", "--quiet", "install")
+    _run(*pip, "--require-hashes", "-r", ROOT / "requirements.lock")
+    # The project itself: editable, no dependency resolution (everything is locked above).
+    _run(*pip, "--no-deps", "--no-build-isolation", "-e", ROOT)
+    STAMP.write_text(wanted)
+
+
+def _exec(*args: str | Path) -> None:
+    argv = [str(a) for a in args]
+    os.chdir(ROOT)
+    if os.name == "nt":  # no exec on Windows: run and pass the exit code on
+        sys.exit(subprocess.call(argv))
+    os.execv(argv[0], argv)
+
+
+def check() -> int:
+    """ruff (lint + format) and mypy --strict; the exit code is non-zero if any failed."""
+    failed = 0
+    for argv in (
+        (BIN / "ruff", "check", "."),
+        (BIN / "ruff", "format", "--check", "."),
+        (BIN / "mypy",),
+    ):
+        _say(" ".join(str(a) for a in argv))
+        failed |= subprocess.call([str(a) for a in argv], cwd=ROOT) != 0
+    return 1 if failed else 0
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] in {"-h", "--help"}:
+        print(__doc__)
+        return
+    command, rest = argv[0], argv[1:]
+    ensure_environment()
+    if command == "serve":
+        _exec(BIN / "yahtzee", "serve", *rest)
+    elif command == "test":
+        _exec(PYTHON, "-m", "pytest", *rest)
+    elif command == "check":
+        sys.exit(check())
+    elif command == "yahtzee":
+        _exec(BIN / "yahtzee", *rest)
+    elif command == "setup":
+        return
+    else:
+        sys.exit(f"unknown command {command!r}; try: serve, test, check, yahtzee, setup")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
