@@ -1,0 +1,177 @@
+"""Game state and events to and from JSON-compatible dicts (the service keeps them in Redis).
+
+``from_dict(json.loads(json.dumps(to_dict(s)))) == s`` for every state ``s``. The dict carries a
+``format`` number; a dict that is not a valid state raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, get_args, get_origin, get_type_hints
+
+from .events import EVENT_TYPES, Event
+from .options import RuleOptions
+from .scorecard import Scorecard
+from .state import DICE_COUNT, MAX_ROLLS, MAX_SEATS, GameState, Phase, PlayerState
+
+__all__ = ["FORMAT", "event_from_dict", "event_to_dict", "from_dict", "to_dict"]
+
+FORMAT = 1
+"""Version of the state dict layout."""
+
+JSON = dict[str, Any]
+
+
+def to_dict(state: GameState) -> JSON:
+    """The state as a dict of JSON types (str, int, bool, None, lists, dicts)."""
+    options = state.options
+    return {
+        "format": FORMAT,
+        "options": {
+            "rules": options.rules.value,
+            "extra_yahtzees": options.extra_yahtzees.value,
+            "joker": options.joker.value,
+            "first_player": options.first_player.value,
+        },
+        "max_seats": state.max_seats,
+        "phase": state.phase.value,
+        "players": [
+            {
+                "id": p.player_id,
+                "name": p.name,
+                "forfeited": p.forfeited,
+                "scores": list(p.card.scores),
+                "yahtzee_bonuses": p.card.yahtzee_bonuses,
+            }
+            for p in state.players
+        ],
+        "order": list(state.order),
+        "turn": state.turn,
+        "dice": list(state.dice),
+        "held": sorted(state.held),
+        "rolls_used": state.rolls_used,
+        "contenders": list(state.contenders),
+        "roll_off_round": state.roll_off_round,
+    }
+
+
+def _get(data: Mapping[str, Any], key: str, kind: type) -> Any:
+    if not isinstance(data, Mapping) or key not in data:
+        raise ValueError(f"missing key {key!r}")
+    value = data[key]
+    if kind is int and type(value) is not int:
+        raise ValueError(f"{key!r} must be an integer, not {value!r}")
+    if not isinstance(value, kind):
+        raise ValueError(f"{key!r} must be {kind.__name__}, not {value!r}")
+    return value
+
+
+def _strings(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    values = _get(data, key, list)
+    if not all(isinstance(v, str) for v in values):
+        raise ValueError(f"{key!r} must be a list of strings")
+    return tuple(values)
+
+
+def _ints(data: Mapping[str, Any], key: str, low: int, high: int) -> tuple[int, ...]:
+    values = _get(data, key, list)
+    if not all(type(v) is int and low <= v <= high for v in values):
+        raise ValueError(f"{key!r} must be a list of integers {low}..{high}")
+    return tuple(values)
+
+
+def _player(data: Mapping[str, Any], options: RuleOptions) -> PlayerState:
+    scores = _get(data, "scores", list)
+    if not all(s is None or type(s) is int for s in scores):
+        raise ValueError("'scores' must be integers or null")
+    card = Scorecard(options.rules, tuple(scores), _get(data, "yahtzee_bonuses", int))
+    return PlayerState(
+        _get(data, "id", str), _get(data, "name", str), card, _get(data, "forfeited", bool)
+    )
+
+
+def from_dict(data: Mapping[str, Any]) -> GameState:
+    """Rebuild a state from :func:`to_dict` output; ``ValueError`` if it is not one."""
+    if _get(data, "format", int) != FORMAT:
+        raise ValueError(f"unsupported state format {data['format']!r}")
+    raw = _get(data, "options", Mapping)
+    options = RuleOptions(
+        rules=_get(raw, "rules", str),
+        extra_yahtzees=_get(raw, "extra_yahtzees", str),
+        joker=_get(raw, "joker", str),
+        first_player=_get(raw, "first_player", str),
+    )
+    max_seats = _get(data, "max_seats", int)
+    if not 1 <= max_seats <= MAX_SEATS:
+        raise ValueError("'max_seats' out of range")
+    players = tuple(_player(p, options) for p in _get(data, "players", list))
+    state = GameState(
+        options=options,
+        max_seats=max_seats,
+        phase=Phase(_get(data, "phase", str)),
+        players=players,
+        order=_strings(data, "order"),
+        turn=_get(data, "turn", int),
+        dice=_ints(data, "dice", 1, 6),
+        held=frozenset(_ints(data, "held", 0, DICE_COUNT - 1)),
+        rolls_used=_get(data, "rolls_used", int),
+        contenders=_strings(data, "contenders"),
+        roll_off_round=_get(data, "roll_off_round", int),
+    )
+    if not 0 <= state.rolls_used <= MAX_ROLLS or len(state.dice) not in (0, DICE_COUNT):
+        raise ValueError("inconsistent dice or roll count")
+    if state.order and not 0 <= state.turn < len(state.order):
+        raise ValueError("'turn' out of range")
+    return state
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def event_to_dict(event: Event) -> JSON:
+    """The event as ``{"type": ..., field: value, ...}`` with JSON types only."""
+    result: JSON = {"type": event.type}
+    for f in dataclasses.fields(event):
+        result[f.name] = _plain(getattr(event, f.name))
+    return result
+
+
+def _decode(kind: Any, value: Any) -> Any:
+    if kind is bool or kind is int or kind is str:
+        if type(value) is not kind:
+            raise ValueError(f"expected {kind.__name__}, not {value!r}")
+        return value
+    if isinstance(kind, type) and issubclass(kind, StrEnum):
+        return kind(value)
+    if isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        hints = get_type_hints(kind)
+        fields: tuple[str, ...] = kind._fields
+        if not isinstance(value, list | tuple) or len(value) != len(fields):
+            raise ValueError(f"expected {len(fields)} items for {kind.__name__}")
+        return kind(*(_decode(hints[n], v) for n, v in zip(fields, value, strict=True)))
+    if get_origin(kind) is tuple:
+        (item, _ellipsis) = get_args(kind)
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"expected a list, not {value!r}")
+        return tuple(_decode(item, v) for v in value)
+    raise ValueError(f"cannot decode {kind!r}")  # pragma: no cover - no such event field
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """Rebuild an event from :func:`event_to_dict` output; ``ValueError`` if it is not one."""
+    cls = EVENT_TYPES.get(_get(data, "type", str))
+    if cls is None:
+        raise ValueError(f"unknown event type {data['type']!r}")
+    hints = get_type_hints(cls)
+    kwargs = {
+        f.name: _decode(hints[f.name], _get(data, f.name, object)) for f in dataclasses.fields(cls)
+    }
+    event: Event = cls(**kwargs)
+    return event
