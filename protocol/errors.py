@@ -1,0 +1,241 @@
+"""Error codes of the protocol, the decode exception, and the builder of `error` messages.
+
+Error tree::
+
+    Exception
+    +-- DecodeError          raised by protocol.codec for every unreadable frame; `code` is one
+                             of the "decode" codes below, `command_id` the frame's `id` if known
+
+Codes are stable strings grouped in three categories:
+
+* ``decode``: the frame could not be turned into a valid message (raised as `DecodeError`);
+* ``service``: the server refused the command (rooms, seats, rate, races, failures);
+* ``rules``: the game engine refused the command (same strings as the engine's errors).
+
+New codes may appear in later revisions of protocol version 1; a client must handle an unknown
+code by showing `message` and relying on `retryable`.
+"""
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal
+
+from protocol.messages import Error
+
+__all__ = [
+    "ERROR_CODES",
+    "DecodeError",
+    "ErrorCategory",
+    "ErrorCode",
+    "ErrorInfo",
+    "make_error",
+]
+
+ErrorCategory = Literal["decode", "service", "rules"]
+"""Where an error code comes from."""
+
+
+class ErrorCode(enum.StrEnum):
+    """Every error code defined by protocol version 1 (members compare equal to the strings)."""
+
+    # decode
+    MALFORMED = "malformed"
+    UNKNOWN_TYPE = "unknown_type"
+    MISSING_FIELD = "missing_field"
+    INVALID_FIELD = "invalid_field"
+    OUT_OF_RANGE = "out_of_range"
+    FRAME_TOO_LARGE = "frame_too_large"
+    TOO_DEEP = "too_deep"
+    STRING_TOO_LONG = "string_too_long"
+    WRONG_FRAME_TYPE = "wrong_frame_type"
+    # service
+    RATE_LIMITED = "rate_limited"
+    ROOM_NOT_FOUND = "room_not_found"
+    INVITE_REQUIRED = "invite_required"
+    ROOM_FULL = "room_full"
+    BAD_TOKEN = "bad_token"
+    NOT_IN_ROOM = "not_in_room"
+    ALREADY_IN_ROOM = "already_in_room"
+    SPECTATOR_CANNOT_ACT = "spectator_cannot_act"
+    CONFLICT = "conflict"
+    INTERNAL_ERROR = "internal_error"
+    UNSUPPORTED = "unsupported"
+    # rules
+    WRONG_PHASE = "wrong_phase"
+    GAME_NOT_STARTED = "game_not_started"
+    GAME_ALREADY_STARTED = "game_already_started"
+    GAME_OVER = "game_over"
+    ALREADY_JOINED = "already_joined"
+    NOT_A_PLAYER = "not_a_player"
+    NOT_HOST = "not_host"
+    NOT_YOUR_TURN = "not_your_turn"
+    MUST_ROLL_FIRST = "must_roll_first"
+    NO_ROLLS_LEFT = "no_rolls_left"
+    INVALID_DICE = "invalid_dice"
+    NOTHING_TO_ROLL = "nothing_to_roll"
+    CATEGORY_TAKEN = "category_taken"
+    BOX_NOT_ALLOWED = "box_not_allowed"
+    UNKNOWN_BOX = "unknown_box"
+    INVALID_NAME = "invalid_name"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """What an error code means and whether resending the same command can help."""
+
+    meaning: str
+    """One-sentence explanation, also the default `message` of an `error`."""
+    retryable: bool
+    """True if the cause is transient: resending the same command (same `id`) later may work."""
+    category: ErrorCategory
+    """``decode``, ``service`` or ``rules``."""
+
+
+def _decode(meaning: str) -> ErrorInfo:
+    return ErrorInfo(meaning, False, "decode")
+
+
+def _service(meaning: str, retryable: bool = False) -> ErrorInfo:
+    return ErrorInfo(meaning, retryable, "service")
+
+
+def _rules(meaning: str) -> ErrorInfo:
+    return ErrorInfo(meaning, False, "rules")
+
+
+ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
+    {
+        # decode ------------------------------------------------------------------------------
+        ErrorCode.MALFORMED: _decode(
+            "The frame is not exactly one valid MessagePack or JSON value (bad syntax, invalid "
+            "UTF-8, trailing data, non-string map keys), or its top level is not a map."
+        ),
+        ErrorCode.UNKNOWN_TYPE: _decode(
+            "The `type` is not a client message type of this protocol version."
+        ),
+        ErrorCode.MISSING_FIELD: _decode("A required field (or `type`) is absent."),
+        ErrorCode.INVALID_FIELD: _decode(
+            "A field has the wrong type, a value outside its enumeration, or breaks its pattern."
+        ),
+        ErrorCode.OUT_OF_RANGE: _decode(
+            "A number is outside its bounds, an array has too many or too few items, or a "
+            "string is shorter than its minimum."
+        ),
+        ErrorCode.FRAME_TOO_LARGE: _decode("The frame is larger than `limits.max_frame_bytes`."),
+        ErrorCode.TOO_DEEP: _decode("Maps and arrays are nested more than 16 levels deep."),
+        ErrorCode.STRING_TOO_LONG: _decode("A string field is longer than its maximum."),
+        ErrorCode.WRONG_FRAME_TYPE: _decode(
+            "A text frame on the msgpack subprotocol, or a binary frame on the json one."
+        ),
+        # service -----------------------------------------------------------------------------
+        ErrorCode.RATE_LIMITED: _service(
+            "Too many messages: the command was not executed. Slow down, then resend it.", True
+        ),
+        ErrorCode.ROOM_NOT_FOUND: _service("No room has this id (or it was closed)."),
+        ErrorCode.INVITE_REQUIRED: _service(
+            "The room is private and the invite code is missing or wrong."
+        ),
+        ErrorCode.ROOM_FULL: _service("Every seat of the room is taken."),
+        ErrorCode.BAD_TOKEN: _service("The seat token is not valid for this room."),
+        ErrorCode.NOT_IN_ROOM: _service(
+            "The command needs a room, but this connection has not joined, rejoined or "
+            "spectated one."
+        ),
+        ErrorCode.ALREADY_IN_ROOM: _service(
+            "This connection is already in a room; send `leave` first."
+        ),
+        ErrorCode.SPECTATOR_CANNOT_ACT: _service(
+            "Spectators can only watch; play commands need a seat."
+        ),
+        ErrorCode.CONFLICT: _service(
+            "The command lost a race with a concurrent change of the room; resend it.", True
+        ),
+        ErrorCode.INTERNAL_ERROR: _service(
+            "Unexpected server failure; the command may be resent with the same id.", True
+        ),
+        ErrorCode.UNSUPPORTED: _service(
+            "The server understood the command but does not support it in this configuration."
+        ),
+        # rules -------------------------------------------------------------------------------
+        ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),
+        ErrorCode.GAME_NOT_STARTED: _rules("The game has not started yet."),
+        ErrorCode.GAME_ALREADY_STARTED: _rules("The game has already started."),
+        ErrorCode.GAME_OVER: _rules("The game is over."),
+        ErrorCode.ALREADY_JOINED: _rules("This player already has a seat in the room."),
+        ErrorCode.NOT_A_PLAYER: _rules("The sender is not a player of this game."),
+        ErrorCode.NOT_HOST: _rules("Only the host may do this."),
+        ErrorCode.NOT_YOUR_TURN: _rules("It is another player's turn."),
+        ErrorCode.MUST_ROLL_FIRST: _rules("Roll at least once this turn first."),
+        ErrorCode.NO_ROLLS_LEFT: _rules("Three rolls were made this turn; score now."),
+        ErrorCode.INVALID_DICE: _rules(
+            "The die indexes are not acceptable now (e.g. keeping dice on the first roll, or no "
+            "index for hold/release)."
+        ),
+        ErrorCode.NOTHING_TO_ROLL: _rules("`keep` lists all five dice: nothing would be rolled."),
+        ErrorCode.CATEGORY_TAKEN: _rules("That box is already filled."),
+        ErrorCode.BOX_NOT_ALLOWED: _rules(
+            "The box is open but the Joker rule forbids it for these dice."
+        ),
+        ErrorCode.UNKNOWN_BOX: _rules("The box does not exist in this room's rule set."),
+        ErrorCode.INVALID_NAME: _rules(
+            "The name is not acceptable (blank, control characters, ...)."
+        ),
+    }
+)
+"""Every error code with its meaning, retryability and category, in documentation order."""
+
+
+class DecodeError(Exception):
+    """A frame could not be decoded into a valid message.
+
+    ``code`` is one of the ``decode`` error codes, ``message`` a human-readable detail, and
+    ``command_id`` the frame's `id` when it could be read (a string of 1..64 characters),
+    else ``None``. The server answers with :meth:`to_message` and keeps the connection open.
+    """
+
+    code: str
+    message: str
+    command_id: str | None
+
+    def __init__(self, code: str, message: str, command_id: str | None = None) -> None:
+        super().__init__(code, message, command_id)
+        self.code = str(code)
+        self.message = message
+        self.command_id = command_id
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_message(self, *, seq: int | None = None) -> Error:
+        """Build the `error` reply for this failure (``seq``: the room's current seq or None)."""
+        return make_error(self.code, self.command_id, seq=seq, message=self.message)
+
+
+def make_error(
+    code: str,
+    command_id: str | None = None,
+    *,
+    seq: int | None = None,
+    message: str | None = None,
+) -> Error:
+    """Build an `error` message for a code of :data:`ERROR_CODES`.
+
+    ``command_id`` is the failed command's `id` (``None`` if unknown), ``seq`` the room's
+    current seq (``None`` when the connection is not in a room), ``message`` a human-readable
+    detail (defaults to the code's meaning; cut to 1024 characters). ``retryable`` comes from
+    the table. Raises ``ValueError`` for a code missing from the table, so that every code sent
+    is documented in SPEC.md.
+    """
+    info = ERROR_CODES.get(code)
+    if info is None:
+        raise ValueError(f"unknown error code {code!r}: add it to protocol.errors.ERROR_CODES")
+    text = info.meaning if message is None else message
+    return Error(
+        id=command_id,
+        code=str(code),
+        message=text[:1024],
+        seq=seq,
+        retryable=info.retryable,
+    )

@@ -1,0 +1,1103 @@
+"""Example messages: the source of the golden vectors and of every example in SPEC.md.
+
+A two-player session (Ann on ``yahtzee.v1.json``, Bob on ``yahtzee.v1.msgpack``, Carol
+spectating) is scripted in :data:`WALKTHROUGH`, with consistent, gap-free `seq` numbers. The
+messages of the walk-through plus a few variants form :data:`CLIENT_EXAMPLES` and
+:data:`SERVER_EXAMPLES` (at least one per message type). :data:`LENIENT_EXAMPLES` are valid
+non-canonical frames and :data:`INVALID_EXAMPLES` malformed ones with their error code.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+import msgpack
+
+from protocol.errors import ErrorCode, make_error
+from protocol.messages import (
+    DEFAULT_LIMITS,
+    ClientMessage,
+    CreateRoom,
+    CreateRoomResult,
+    GameOver,
+    GameStarted,
+    GetRoom,
+    GetRoomResult,
+    Held,
+    Hello,
+    Hold,
+    HostChanged,
+    Join,
+    JoinResult,
+    Leave,
+    ListRooms,
+    ListRoomsResult,
+    Ping,
+    PlayerDisconnected,
+    PlayerJoined,
+    PlayerLeft,
+    PlayerReconnected,
+    PlayerView,
+    Pong,
+    PreviewEntry,
+    Rejoin,
+    RejoinResult,
+    Release,
+    Roll,
+    Rolled,
+    RollOff,
+    RollOffRoll,
+    RoomOptions,
+    RoomState,
+    RoomSummary,
+    Score,
+    Scored,
+    ServerMessage,
+    Snapshot,
+    Spectate,
+    Spectators,
+    Standing,
+    Start,
+    Totals,
+    TurnChanged,
+    Welcome,
+    make_ack,
+)
+from protocol.transport import Encoding
+from protocol.types import (
+    YAHTZEE_BOXES,
+    Box,
+    ExtraYahtzees,
+    FirstPlayer,
+    Joker,
+    Phase,
+    RoomStatus,
+    Rules,
+)
+
+__all__ = [
+    "CLIENT_EXAMPLES",
+    "INVALID_EXAMPLES",
+    "LENIENT_EXAMPLES",
+    "SERVER_EXAMPLES",
+    "WALKTHROUGH",
+    "InvalidExample",
+    "LenientExample",
+    "Step",
+]
+
+SERVER_VERSION: Final = "0.1.0"
+ROOM: Final = "r-5fK2"
+INVITE: Final = "q7m2xk"
+ANN, BOB = "p-ann", "p-bob"
+ANN_TOKEN: Final = "tk_7QmZ3v9XfLr2Wc8N"
+BOB_TOKEN: Final = "tk_Jp4sY6dKb1Tg5HxE"
+T0: Final = 1767225600000  # 2026-01-01T00:00:00Z, in Unix milliseconds
+
+OPTIONS: Final = RoomOptions(first_player=FirstPlayer.ROLL_OFF)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of the walk-through: a message between two parties, or a comment."""
+
+    sender: str
+    receiver: str
+    message: ClientMessage | ServerMessage | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class LenientExample:
+    """A valid but non-canonical frame and the message it decodes to."""
+
+    name: str
+    direction: str  # "client" (decoded by the server) or "server"
+    encoding: Encoding
+    frame: str | bytes
+    message: ClientMessage | ServerMessage
+    note: str
+
+
+@dataclass(frozen=True)
+class InvalidExample:
+    """A frame that must be rejected, with the expected error code and recovered id."""
+
+    name: str
+    encoding: Encoding  # the connection's encoding
+    frame: str | bytes  # str: a text frame; bytes: a binary frame
+    code: str
+    command_id: str | None
+    note: str
+    max_frame_bytes: int | None = None
+
+
+def _preview(
+    points: dict[Box, int], allowed: frozenset[Box] | None = None
+) -> tuple[PreviewEntry, ...]:
+    return tuple(
+        PreviewEntry(
+            box=box,
+            allowed=allowed is None or box in allowed,
+            points=points.get(box, 0) if allowed is None or box in allowed else 0,
+        )
+        for box in YAHTZEE_BOXES
+        if box in points
+    )
+
+
+def _open(**filled: int) -> dict[Box, int | None]:
+    return {box: filled.get(box.value) for box in YAHTZEE_BOXES}
+
+
+_ZERO = Totals(upper=0, upper_bonus=0, lower=0, yahtzee_bonus=0, grand=0)
+
+
+def _player(
+    player: str,
+    name: str,
+    seat: int,
+    *,
+    connected: bool = True,
+    totals: Totals = _ZERO,
+    **filled: int,
+) -> PlayerView:
+    return PlayerView(
+        player=player,
+        name=name,
+        seat=seat,
+        connected=connected,
+        forfeited=False,
+        scorecard=_open(**filled),
+        totals=totals,
+    )
+
+
+class _Log:
+    """Hands out consecutive seq numbers, like the room's event log."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+
+    def next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+
+_log = _Log()
+_A = "Ann"
+_B = "Bob"
+_C = "Carol"
+_S = "server"
+
+# --------------------------------------------------------------------------------------------
+# The walk-through
+# --------------------------------------------------------------------------------------------
+
+welcome_json = Welcome(
+    server_version=SERVER_VERSION,
+    protocol_version=1,
+    encoding=Encoding.JSON,
+    limits=DEFAULT_LIMITS,
+    heartbeat_seconds=20,
+)
+welcome_msgpack = Welcome(
+    server_version=SERVER_VERSION,
+    protocol_version=1,
+    encoding=Encoding.MSGPACK,
+    limits=DEFAULT_LIMITS,
+    heartbeat_seconds=20,
+)
+hello = Hello(id="a1", client="yahtzee-cli/0.1.0")
+ack_hello = make_ack("a1")
+ping = Ping(id="a2")
+pong = Pong(id="a2")
+create_room = CreateRoom(id="a3", seats=2, public=False, turn_seconds=60, options=OPTIONS)
+ack_create_room = make_ack("a3", CreateRoomResult(room=ROOM, invite_code=INVITE))
+join_ann = Join(id="a4", room=ROOM, name="Ann", invite_code=INVITE)
+ann_joined = PlayerJoined(room=ROOM, seq=_log.next(), player=ANN, name="Ann", seat=0)
+ack_join_ann = make_ack("a4", JoinResult(player=ANN, seat=0, token=ANN_TOKEN), seq=_log.seq)
+
+
+def _lobby(*players: PlayerView) -> RoomState:
+    return RoomState(
+        id=ROOM,
+        status=RoomStatus.LOBBY,
+        public=False,
+        max_seats=2,
+        turn_seconds=60,
+        options=OPTIONS,
+        host=ANN,
+        players=players,
+        phase=Phase.LOBBY,
+        order=(),
+        current_player=None,
+        round=0,
+        dice=(),
+        held=(),
+        roll_number=0,
+        rolls_left=0,
+        preview=(),
+        turn_deadline_ms=None,
+        spectators=0,
+    )
+
+
+snapshot_ann = Snapshot(room=ROOM, seq=_log.seq, state=_lobby(_player(ANN, "Ann", 0)))
+get_room_bob = GetRoom(id="b1", room=ROOM, invite_code=INVITE)
+summary_lobby = RoomSummary(
+    room=ROOM,
+    status=RoomStatus.LOBBY,
+    public=False,
+    players=("Ann",),
+    seats=2,
+    open_seats=1,
+    spectators=0,
+    options=OPTIONS,
+    turn_seconds=60,
+)
+ack_get_room = make_ack("b1", GetRoomResult(room=summary_lobby))
+join_bob = Join(id="b2", room=ROOM, name="Bob", invite_code=INVITE)
+bob_joined = PlayerJoined(room=ROOM, seq=_log.next(), player=BOB, name="Bob", seat=1)
+ack_join_bob = make_ack("b2", JoinResult(player=BOB, seat=1, token=BOB_TOKEN), seq=_log.seq)
+snapshot_bob = Snapshot(
+    room=ROOM, seq=_log.seq, state=_lobby(_player(ANN, "Ann", 0), _player(BOB, "Bob", 1))
+)
+start = Start(id="a5")
+roll_off = RollOff(
+    room=ROOM,
+    seq=_log.next(),
+    round=1,
+    rolls=(
+        RollOffRoll(player=ANN, dice=(6, 5, 4, 2, 1), total=18),
+        RollOffRoll(player=BOB, dice=(5, 3, 3, 2, 1), total=14),
+    ),
+    contenders_next=(),
+)
+game_started = GameStarted(
+    room=ROOM, seq=_log.next(), order=(ANN, BOB), first_player=FirstPlayer.ROLL_OFF
+)
+turn_ann_1 = TurnChanged(room=ROOM, seq=_log.next(), player=ANN, round=1, deadline_ms=T0 + 60_000)
+ack_start = make_ack("a5", seq=_log.seq)
+roll_1 = Roll(id="a6")
+rolled_1 = Rolled(
+    room=ROOM,
+    seq=_log.next(),
+    player=ANN,
+    dice=(3, 3, 5, 3, 6),
+    roll_number=1,
+    rolls_left=2,
+    held=(),
+    preview=_preview(
+        {
+            Box.ACES: 0,
+            Box.TWOS: 0,
+            Box.THREES: 9,
+            Box.FOURS: 0,
+            Box.FIVES: 5,
+            Box.SIXES: 6,
+            Box.THREE_OF_A_KIND: 20,
+            Box.FOUR_OF_A_KIND: 0,
+            Box.FULL_HOUSE: 0,
+            Box.SMALL_STRAIGHT: 0,
+            Box.LARGE_STRAIGHT: 0,
+            Box.YAHTZEE: 0,
+            Box.CHANCE: 20,
+        }
+    ),
+    yahtzee_bonus_pending=False,
+)
+ack_roll_1 = make_ack("a6", seq=_log.seq)
+hold = Hold(id="a7", dice=(0, 1, 3))
+held = Held(room=ROOM, seq=_log.next(), player=ANN, held=(0, 1, 3))
+ack_hold = make_ack("a7", seq=_log.seq)
+roll_2 = Roll(id="a8", keep=(0, 1, 3))
+rolled_2 = Rolled(
+    room=ROOM,
+    seq=_log.next(),
+    player=ANN,
+    dice=(3, 3, 3, 3, 2),
+    roll_number=2,
+    rolls_left=1,
+    held=(0, 1, 3),
+    preview=_preview(
+        {
+            Box.ACES: 0,
+            Box.TWOS: 2,
+            Box.THREES: 12,
+            Box.FOURS: 0,
+            Box.FIVES: 0,
+            Box.SIXES: 0,
+            Box.THREE_OF_A_KIND: 14,
+            Box.FOUR_OF_A_KIND: 14,
+            Box.FULL_HOUSE: 0,
+            Box.SMALL_STRAIGHT: 0,
+            Box.LARGE_STRAIGHT: 0,
+            Box.YAHTZEE: 0,
+            Box.CHANCE: 14,
+        }
+    ),
+    yahtzee_bonus_pending=False,
+)
+ack_roll_2 = make_ack("a8", seq=_log.seq)
+roll_bob_early = Roll(id="b3")
+error_not_your_turn = make_error(
+    ErrorCode.NOT_YOUR_TURN, "b3", seq=_log.seq, message="It is Ann's turn."
+)
+score = Score(id="a9", box=Box.FOUR_OF_A_KIND)
+scored = Scored(
+    room=ROOM,
+    seq=_log.next(),
+    player=ANN,
+    box=Box.FOUR_OF_A_KIND,
+    points=14,
+    upper_bonus=0,
+    yahtzee_bonus=0,
+    joker=False,
+    automatic=False,
+    total=14,
+)
+turn_bob_1 = TurnChanged(room=ROOM, seq=_log.next(), player=BOB, round=1, deadline_ms=T0 + 75_000)
+ack_score = make_ack("a9", seq=_log.seq)
+spectate = Spectate(id="c1", room=ROOM, invite_code=INVITE)
+_ann_after_1 = _player(
+    ANN,
+    "Ann",
+    0,
+    totals=Totals(upper=0, upper_bonus=0, lower=14, yahtzee_bonus=0, grand=14),
+    four_of_a_kind=14,
+)
+snapshot_playing = Snapshot(
+    room=ROOM,
+    seq=_log.seq,
+    state=RoomState(
+        id=ROOM,
+        status=RoomStatus.PLAYING,
+        public=False,
+        max_seats=2,
+        turn_seconds=60,
+        options=OPTIONS,
+        host=ANN,
+        players=(_ann_after_1, _player(BOB, "Bob", 1)),
+        phase=Phase.AWAITING_ROLL,
+        order=(ANN, BOB),
+        current_player=BOB,
+        round=1,
+        dice=(),
+        held=(),
+        roll_number=0,
+        rolls_left=3,
+        preview=(),
+        turn_deadline_ms=T0 + 75_000,
+        spectators=0,
+    ),
+)
+spectators = Spectators(room=ROOM, seq=_log.next(), count=1)
+ack_spectate = make_ack("c1", seq=_log.seq)
+bob_last_seen = _log.seq
+bob_disconnected = PlayerDisconnected(room=ROOM, seq=_log.next(), player=BOB)
+rejoin = Rejoin(id="b4", room=ROOM, token=BOB_TOKEN, last_seq=bob_last_seen)
+missed = bob_disconnected
+bob_reconnected = PlayerReconnected(room=ROOM, seq=_log.next(), player=BOB)
+ack_rejoin = make_ack("b4", RejoinResult(player=BOB, seat=1), seq=_log.seq)
+roll_bob = Roll(id="b5")
+rolled_bob = Rolled(
+    room=ROOM,
+    seq=_log.next(),
+    player=BOB,
+    dice=(2, 5, 2, 5, 5),
+    roll_number=1,
+    rolls_left=2,
+    held=(),
+    preview=_preview(
+        {
+            Box.ACES: 0,
+            Box.TWOS: 4,
+            Box.THREES: 0,
+            Box.FOURS: 0,
+            Box.FIVES: 15,
+            Box.SIXES: 0,
+            Box.THREE_OF_A_KIND: 19,
+            Box.FOUR_OF_A_KIND: 0,
+            Box.FULL_HOUSE: 25,
+            Box.SMALL_STRAIGHT: 0,
+            Box.LARGE_STRAIGHT: 0,
+            Box.YAHTZEE: 0,
+            Box.CHANCE: 19,
+        }
+    ),
+    yahtzee_bonus_pending=False,
+)
+ack_roll_bob = make_ack("b5", seq=_log.seq)
+score_bob = Score(id="b6", box=Box.FULL_HOUSE)
+scored_bob = Scored(
+    room=ROOM,
+    seq=_log.next(),
+    player=BOB,
+    box=Box.FULL_HOUSE,
+    points=25,
+    upper_bonus=0,
+    yahtzee_bonus=0,
+    joker=False,
+    automatic=False,
+    total=25,
+)
+turn_ann_2 = TurnChanged(room=ROOM, seq=_log.next(), player=ANN, round=2, deadline_ms=T0 + 104_000)
+ack_score_bob = make_ack("b6", seq=_log.seq)
+last_round_seq = 148  # rounds 2..13 are elided from the walk-through
+scored_last = Scored(
+    room=ROOM,
+    seq=last_round_seq + 1,
+    player=BOB,
+    box=Box.CHANCE,
+    points=22,
+    upper_bonus=35,
+    yahtzee_bonus=0,
+    joker=False,
+    automatic=True,
+    total=231,
+)
+game_over = GameOver(
+    room=ROOM,
+    seq=last_round_seq + 2,
+    results=(
+        Standing(player=ANN, name="Ann", total=254, place=1, forfeited=False),
+        Standing(player=BOB, name="Bob", total=231, place=2, forfeited=False),
+    ),
+)
+leave = Leave(id="a40")
+ann_left = PlayerLeft(room=ROOM, seq=last_round_seq + 3, player=ANN, seat=0, forfeited=False)
+host_changed = HostChanged(room=ROOM, seq=last_round_seq + 4, player=BOB)
+ack_leave = make_ack("a40", seq=last_round_seq + 4)
+
+_ALL = (_A, _B, _C)
+
+WALKTHROUGH: Final[tuple[Step, ...]] = (
+    Step(_A, _S, note="Ann connects: GET /ws with Sec-WebSocket-Protocol: yahtzee.v1.json"),
+    Step(_S, _A, welcome_json),
+    Step(_A, _S, hello),
+    Step(_S, _A, ack_hello),
+    Step(_A, _S, ping),
+    Step(_S, _A, pong),
+    Step(_A, _S, create_room),
+    Step(_S, _A, ack_create_room, note="Not in a room yet: ack.seq is null."),
+    Step(_A, _S, join_ann),
+    Step(_S, _A, ack_join_ann, note="Ann stores the token; it is never sent again."),
+    Step(_S, _A, snapshot_ann, note="The snapshot already contains Ann's player_joined (seq 1)."),
+    Step(_B, _S, note="Bob connects with yahtzee.v1.msgpack (shown as JSON for reading)."),
+    Step(_S, _B, welcome_msgpack),
+    Step(_B, _S, get_room_bob),
+    Step(_S, _B, ack_get_room),
+    Step(_B, _S, join_bob),
+    Step(_S, _B, ack_join_bob),
+    Step(_S, _B, snapshot_bob),
+    Step(_S, _A, bob_joined),
+    Step(_A, _S, start),
+    Step(_S, _A + ", " + _B, roll_off, note="Highest total starts: no tie, no second round."),
+    Step(_S, _A + ", " + _B, game_started),
+    Step(_S, _A + ", " + _B, turn_ann_1),
+    Step(_S, _A, ack_start, note="An ack may arrive before or after the events it caused."),
+    Step(_A, _S, roll_1),
+    Step(_S, _A + ", " + _B, rolled_1),
+    Step(_S, _A, ack_roll_1),
+    Step(_A, _S, hold),
+    Step(_S, _A + ", " + _B, held),
+    Step(_S, _A, ack_hold),
+    Step(_A, _S, roll_2, note="keep repeats the held dice: the server keeps exactly `keep`."),
+    Step(_S, _A + ", " + _B, rolled_2),
+    Step(_S, _A, ack_roll_2),
+    Step(_B, _S, roll_bob_early),
+    Step(_S, _B, error_not_your_turn, note="Rejected: nothing changed, seq stays 8."),
+    Step(_A, _S, score),
+    Step(_S, _A + ", " + _B, scored),
+    Step(_S, _A + ", " + _B, turn_bob_1),
+    Step(_S, _A, ack_score),
+    Step(_C, _S, note="Carol connects (json) and watches with the invite code."),
+    Step(_S, _C, welcome_json),
+    Step(_C, _S, spectate),
+    Step(_S, _C, ack_spectate),
+    Step(_S, _C, snapshot_playing, note="No last_seq: a snapshot at seq 10, then live events."),
+    Step(_S, ", ".join(_ALL), spectators),
+    Step(_B, _S, note=f"Bob's network drops; the last seq he saw is {bob_last_seen}."),
+    Step(_S, _A + ", " + _C, bob_disconnected),
+    Step(_B, _S, note="Bob reconnects on a new connection (welcome omitted) and resumes."),
+    Step(_B, _S, rejoin),
+    Step(_S, _B, ack_rejoin),
+    Step(_S, _B, missed, note="Exactly the missed events (seq > last_seq), then live ones."),
+    Step(_S, ", ".join(_ALL), bob_reconnected),
+    Step(_B, _S, roll_bob),
+    Step(_S, ", ".join(_ALL), rolled_bob),
+    Step(_S, _B, ack_roll_bob),
+    Step(_B, _S, score_bob),
+    Step(_S, ", ".join(_ALL), scored_bob),
+    Step(_S, ", ".join(_ALL), turn_ann_2),
+    Step(_S, _B, ack_score_bob),
+    Step(_S, _S, note=f"... rounds 2 to 13 (seq {turn_ann_2.seq + 1} to {last_round_seq}) ..."),
+    Step(
+        _S,
+        ", ".join(_ALL),
+        scored_last,
+        note="Bob's turn timer expired: the server scored for him (automatic).",
+    ),
+    Step(_S, ", ".join(_ALL), game_over),
+    Step(_A, _S, leave),
+    Step(_S, ", ".join(_ALL), ann_left),
+    Step(_S, ", ".join(_ALL), host_changed),
+    Step(_S, _A, ack_leave),
+)
+"""The session of SPEC.md section 11."""
+
+# --------------------------------------------------------------------------------------------
+# Variants, so that every message type and interesting shape has a vector
+# --------------------------------------------------------------------------------------------
+
+_yatzy_summary = RoomSummary(
+    room="Yatzy_night",
+    status=RoomStatus.PLAYING,
+    public=True,
+    players=("Åsa", "Nils", "Zoë 🎲"),
+    seats=4,
+    open_seats=1,
+    spectators=3,
+    options=RoomOptions(
+        rules=Rules.YATZY,
+        extra_yahtzees=ExtraYahtzees.OFF,
+        joker=Joker.FREE,
+        first_player=FirstPlayer.SEAT_ORDER,
+    ),
+    turn_seconds=0,
+)
+
+rolled_joker = Rolled(
+    room=ROOM,
+    seq=97,
+    player=ANN,
+    dice=(4, 4, 4, 4, 4),
+    roll_number=2,
+    rolls_left=1,
+    held=(0, 1, 2),
+    preview=_preview(
+        {
+            Box.TWOS: 0,
+            Box.FOURS: 20,
+            Box.SIXES: 0,
+            Box.FULL_HOUSE: 0,
+            Box.LARGE_STRAIGHT: 0,
+            Box.CHANCE: 0,
+        },
+        allowed=frozenset({Box.FOURS}),
+    ),
+    yahtzee_bonus_pending=True,
+)
+
+CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
+    ("hello", hello),
+    ("hello_anonymous", Hello(id="1")),
+    ("create_room", create_room),
+    (
+        "create_room_yatzy",
+        CreateRoom(
+            id="req-0002",
+            seats=4,
+            public=True,
+            options=RoomOptions(rules=Rules.YATZY, first_player=FirstPlayer.SEAT_ORDER),
+        ),
+    ),
+    ("list_rooms", ListRooms(id="a10")),
+    ("get_room", get_room_bob),
+    ("join", join_ann),
+    ("join_public_unicode", Join(id="z1", room="Yatzy_night", name="Zoë 🎲")),
+    ("rejoin", rejoin),
+    ("rejoin_snapshot", Rejoin(id="b9", room=ROOM, token=BOB_TOKEN)),
+    ("spectate", spectate),
+    ("spectate_resume", Spectate(id="c2", room=ROOM, invite_code=INVITE, last_seq=42)),
+    ("leave", leave),
+    ("start", start),
+    ("roll", roll_1),
+    ("roll_keep", roll_2),
+    ("hold", hold),
+    ("release", Release(id="a11", dice=(3,))),
+    ("score", score),
+    ("ping", ping),
+)
+"""Canonical client messages, by vector name."""
+
+SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
+    ("welcome", welcome_json),
+    ("welcome_msgpack", welcome_msgpack),
+    ("ack", ack_hello),
+    ("ack_create_room", ack_create_room),
+    (
+        "ack_create_room_public",
+        make_ack("req-0002", CreateRoomResult(room="Yatzy_night", invite_code=None)),
+    ),
+    ("ack_list_rooms", make_ack("a10", ListRoomsResult(rooms=(_yatzy_summary,)))),
+    ("ack_get_room", ack_get_room),
+    ("ack_join", ack_join_ann),
+    ("ack_rejoin", ack_rejoin),
+    ("ack_roll", ack_roll_1),
+    ("error", error_not_your_turn),
+    (
+        "error_unreadable",
+        make_error(ErrorCode.MALFORMED, message="not valid json: JSON is malformed"),
+    ),
+    ("error_rate_limited", make_error(ErrorCode.RATE_LIMITED, "a12", seq=9)),
+    ("pong", pong),
+    ("snapshot", snapshot_ann),
+    ("snapshot_playing", snapshot_playing),
+    ("player_joined", bob_joined),
+    ("player_left", ann_left),
+    ("player_left_forfeit", PlayerLeft(room=ROOM, seq=57, player=BOB, seat=1, forfeited=True)),
+    ("player_disconnected", bob_disconnected),
+    ("player_reconnected", bob_reconnected),
+    ("host_changed", host_changed),
+    ("game_started", game_started),
+    (
+        "roll_off_tie",
+        RollOff(
+            room="Yatzy_night",
+            seq=4,
+            round=1,
+            rolls=(
+                RollOffRoll(player="p-asa", dice=(6, 6, 5, 4, 3), total=24),
+                RollOffRoll(player="p-nils", dice=(6, 5, 5, 5, 3), total=24),
+                RollOffRoll(player="p-zoe", dice=(1, 2, 2, 4, 6), total=15),
+            ),
+            contenders_next=("p-asa", "p-nils"),
+        ),
+    ),
+    ("roll_off", roll_off),
+    ("rolled", rolled_1),
+    ("rolled_joker", rolled_joker),
+    ("held", held),
+    ("scored", scored),
+    (
+        "scored_joker",
+        Scored(
+            room=ROOM,
+            seq=99,
+            player=ANN,
+            box=Box.FOURS,
+            points=20,
+            upper_bonus=35,
+            yahtzee_bonus=100,
+            joker=True,
+            automatic=False,
+            total=213,
+        ),
+    ),
+    ("turn_changed", turn_ann_1),
+    (
+        "turn_changed_no_timer",
+        TurnChanged(room="Yatzy_night", seq=12, player="p-zoe", round=1, deadline_ms=None),
+    ),
+    ("game_over", game_over),
+    ("spectators", spectators),
+)
+"""Canonical server messages, by vector name."""
+
+LENIENT_EXAMPLES: Final[tuple[LenientExample, ...]] = (
+    LenientExample(
+        "optional_fields_absent",
+        "client",
+        Encoding.JSON,
+        '{"type":"create_room","id":"x1","seats":2,"public":true}',
+        CreateRoom(id="x1", seats=2, public=True),
+        "Absent optional fields take their defaults.",
+    ),
+    LenientExample(
+        "options_partial",
+        "client",
+        Encoding.JSON,
+        '{"type":"create_room","id":"x2","seats":3,"public":false,"options":{"joker":"free"}}',
+        CreateRoom(id="x2", seats=3, public=False, options=RoomOptions(joker=Joker.FREE)),
+        "Each room option is optional on its own.",
+    ),
+    LenientExample(
+        "roll_without_keep",
+        "client",
+        Encoding.JSON,
+        '{"type":"roll","id":"x3"}',
+        Roll(id="x3"),
+        "No `keep`: every die is rolled.",
+    ),
+    LenientExample(
+        "type_not_first_and_whitespace",
+        "client",
+        Encoding.JSON,
+        '{ "id": "x4", "box": "chance", "type": "score" }\n',
+        Score(id="x4", box=Box.CHANCE),
+        "Key order and insignificant whitespace do not matter to decoders.",
+    ),
+    LenientExample(
+        "unknown_fields_ignored",
+        "client",
+        Encoding.JSON,
+        '{"type":"ping","id":"x5","trace":{"span":[1,2,3]},"v":2.5}',
+        Ping(id="x5"),
+        "Unknown fields are ignored, whatever their value.",
+    ),
+    LenientExample(
+        "null_optional",
+        "client",
+        Encoding.JSON,
+        '{"type":"spectate","id":"x6","room":"r-5fK2","invite_code":null,"last_seq":null}',
+        Spectate(id="x6", room=ROOM),
+        "null is accepted wherever a field's type allows null.",
+    ),
+    LenientExample(
+        "msgpack_wide_ints_and_str8",
+        "client",
+        Encoding.MSGPACK,
+        bytes.fromhex(
+            "84"  # map of 4 entries
+            "a2"
+            "6964"
+            "d902"
+            "7837"  # "id": str8 "x7"
+            "a4"
+            "74797065"
+            "ab"
+            "6372656174655f726f6f6d"  # "type": "create_room"
+            "a5"
+            "7365617473"
+            "cd0004"  # "seats": uint16 4
+            "a6"
+            "7075626c6963"
+            "c2"  # "public": false
+        ),
+        CreateRoom(id="x7", seats=4, public=False),
+        "Any integer width, str8 for short strings and any key order are valid MessagePack.",
+    ),
+    LenientExample(
+        "server_unknown_field",
+        "server",
+        Encoding.JSON,
+        '{"type":"spectators","room":"r-5fK2","seq":12,"count":2,"added_in_v1_3":"x"}',
+        Spectators(room=ROOM, seq=12, count=2),
+        "A newer server may add optional fields: clients ignore them.",
+    ),
+)
+"""Valid non-canonical frames."""
+
+
+def _pack(value: object) -> bytes:
+    data: bytes = msgpack.packb(value, use_bin_type=True)
+    return data
+
+
+def _deep(levels: int) -> str:
+    return '{"type":"ping","id":"d1","x":' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+
+INVALID_EXAMPLES: Final[tuple[InvalidExample, ...]] = (
+    InvalidExample(
+        "wrong_frame_type_text_on_msgpack",
+        Encoding.MSGPACK,
+        '{"type":"ping","id":"1"}',
+        ErrorCode.WRONG_FRAME_TYPE,
+        None,
+        "A text frame on a msgpack connection.",
+    ),
+    InvalidExample(
+        "wrong_frame_type_binary_on_json",
+        Encoding.JSON,
+        _pack({"type": "ping", "id": "1"}),
+        ErrorCode.WRONG_FRAME_TYPE,
+        None,
+        "A binary frame on a json connection.",
+    ),
+    InvalidExample(
+        "frame_too_large",
+        Encoding.JSON,
+        '{"type":"join","id":"j1","room":"r-5fK2","name":"Ann"}',
+        ErrorCode.FRAME_TOO_LARGE,
+        None,
+        "Checked before parsing, so the id is not read (max_frame_bytes 32 here).",
+        max_frame_bytes=32,
+    ),
+    InvalidExample(
+        "malformed_json",
+        Encoding.JSON,
+        '{"type":"ping",',
+        ErrorCode.MALFORMED,
+        None,
+        "Truncated JSON.",
+    ),
+    InvalidExample(
+        "malformed_empty", Encoding.JSON, "", ErrorCode.MALFORMED, None, "An empty frame."
+    ),
+    InvalidExample(
+        "malformed_trailing_data",
+        Encoding.JSON,
+        '{"type":"ping","id":"1"} {"type":"ping","id":"2"}',
+        ErrorCode.MALFORMED,
+        None,
+        "Exactly one value per frame.",
+    ),
+    InvalidExample(
+        "malformed_nan",
+        Encoding.JSON,
+        '{"type":"ping","id":"1","x":NaN}',
+        ErrorCode.MALFORMED,
+        None,
+        "NaN and Infinity are not JSON.",
+    ),
+    InvalidExample(
+        "malformed_lone_surrogate",
+        Encoding.JSON,
+        '{"type":"join","id":"1","room":"r","name":"\\ud800"}',
+        ErrorCode.MALFORMED,
+        None,
+        "An escaped lone surrogate is not a Unicode character.",
+    ),
+    InvalidExample(
+        "malformed_not_a_map",
+        Encoding.JSON,
+        '["ping","1"]',
+        ErrorCode.MALFORMED,
+        None,
+        "The top level must be a map.",
+    ),
+    InvalidExample(
+        "malformed_msgpack_truncated",
+        Encoding.MSGPACK,
+        bytes.fromhex("82a474797065a470696e67a26964"),
+        ErrorCode.MALFORMED,
+        None,
+        "A map of 2 with its last value missing.",
+    ),
+    InvalidExample(
+        "malformed_msgpack_invalid_utf8",
+        Encoding.MSGPACK,
+        bytes.fromhex("82a474797065a470696e67a26964a2c328"),
+        ErrorCode.MALFORMED,
+        None,
+        "MessagePack str values must be valid UTF-8.",
+    ),
+    InvalidExample(
+        "malformed_msgpack_int_key",
+        Encoding.MSGPACK,
+        _pack({"type": "ping", "id": "1", 1: 1}),
+        ErrorCode.MALFORMED,
+        None,
+        "Map keys must be strings.",
+    ),
+    InvalidExample(
+        "malformed_msgpack_bin_key",
+        Encoding.MSGPACK,
+        _pack({"type": "ping", "id": "1", b"k": 1}),
+        ErrorCode.MALFORMED,
+        None,
+        "Map keys must be str, not bin.",
+    ),
+    InvalidExample(
+        "malformed_msgpack_reserved_byte",
+        Encoding.MSGPACK,
+        bytes.fromhex("c1"),
+        ErrorCode.MALFORMED,
+        None,
+        "0xc1 is never used in MessagePack.",
+    ),
+    InvalidExample(
+        "too_deep",
+        Encoding.JSON,
+        _deep(17),
+        ErrorCode.TOO_DEEP,
+        "d1",
+        "17 levels of nesting (the limit is 16); the id is still recovered.",
+    ),
+    InvalidExample(
+        "unknown_type",
+        Encoding.JSON,
+        '{"type":"teleport","id":"u1"}',
+        ErrorCode.UNKNOWN_TYPE,
+        "u1",
+        "Answered with an error; the connection stays open.",
+    ),
+    InvalidExample(
+        "unknown_type_server_message",
+        Encoding.JSON,
+        '{"type":"welcome","id":"u2"}',
+        ErrorCode.UNKNOWN_TYPE,
+        "u2",
+        "A server message type is not a client message type.",
+    ),
+    InvalidExample(
+        "missing_type",
+        Encoding.JSON,
+        '{"id":"m1","room":"r-5fK2"}',
+        ErrorCode.MISSING_FIELD,
+        "m1",
+        "`type` is required.",
+    ),
+    InvalidExample(
+        "missing_field",
+        Encoding.JSON,
+        '{"type":"join","id":"m2","room":"r-5fK2"}',
+        ErrorCode.MISSING_FIELD,
+        "m2",
+        "join needs a name.",
+    ),
+    InvalidExample(
+        "missing_id",
+        Encoding.MSGPACK,
+        _pack({"type": "ping"}),
+        ErrorCode.MISSING_FIELD,
+        None,
+        "Commands need an id; the error's id is null.",
+    ),
+    InvalidExample(
+        "invalid_type_field",
+        Encoding.JSON,
+        '{"type":7,"id":"i1"}',
+        ErrorCode.INVALID_FIELD,
+        "i1",
+        "`type` must be a string.",
+    ),
+    InvalidExample(
+        "invalid_field_string_for_int",
+        Encoding.JSON,
+        '{"type":"create_room","id":"i2","seats":"4","public":true}',
+        ErrorCode.INVALID_FIELD,
+        "i2",
+        'No implicit conversions: "4" is not 4.',
+    ),
+    InvalidExample(
+        "invalid_field_float_for_int",
+        Encoding.JSON,
+        '{"type":"create_room","id":"i3","seats":4.0,"public":true}',
+        ErrorCode.INVALID_FIELD,
+        "i3",
+        "Integers must be written without a fraction or exponent.",
+    ),
+    InvalidExample(
+        "invalid_field_bool_for_int",
+        Encoding.JSON,
+        '{"type":"create_room","id":"i4","seats":true,"public":true}',
+        ErrorCode.INVALID_FIELD,
+        "i4",
+        "true is not an integer.",
+    ),
+    InvalidExample(
+        "invalid_field_null_keep",
+        Encoding.JSON,
+        '{"type":"roll","id":"i5","keep":null}',
+        ErrorCode.INVALID_FIELD,
+        "i5",
+        "`keep` may be absent but not null (send [] or omit it).",
+    ),
+    InvalidExample(
+        "invalid_field_enum",
+        Encoding.JSON,
+        '{"type":"score","id":"i6","box":"bonus"}',
+        ErrorCode.INVALID_FIELD,
+        "i6",
+        "Not a box name of either rule set.",
+    ),
+    InvalidExample(
+        "invalid_field_room_pattern",
+        Encoding.JSON,
+        '{"type":"get_room","id":"i7","room":"r 5fK2"}',
+        ErrorCode.INVALID_FIELD,
+        "i7",
+        "Room ids use A-Z a-z 0-9 _ - only.",
+    ),
+    InvalidExample(
+        "invalid_field_room_trailing_newline",
+        Encoding.JSON,
+        '{"type":"get_room","id":"i8","room":"r-5fK2\\n"}',
+        ErrorCode.INVALID_FIELD,
+        "i8",
+        "No trailing newline either.",
+    ),
+    InvalidExample(
+        "invalid_field_msgpack_bin_for_str",
+        Encoding.MSGPACK,
+        _pack({"type": "join", "id": "i9", "room": ROOM, "name": b"Ann"}),
+        ErrorCode.INVALID_FIELD,
+        "i9",
+        "Strings must be MessagePack str, not bin.",
+    ),
+    InvalidExample(
+        "invalid_field_msgpack_float_for_int",
+        Encoding.MSGPACK,
+        _pack({"type": "create_room", "id": "i10", "seats": math.nan, "public": True}),
+        ErrorCode.INVALID_FIELD,
+        "i10",
+        "A float (here NaN) where an integer is expected.",
+    ),
+    InvalidExample(
+        "out_of_range_seats",
+        Encoding.JSON,
+        '{"type":"create_room","id":"o1","seats":9,"public":true}',
+        ErrorCode.OUT_OF_RANGE,
+        "o1",
+        "seats is 1..8.",
+    ),
+    InvalidExample(
+        "out_of_range_turn_seconds",
+        Encoding.JSON,
+        '{"type":"create_room","id":"o2","seats":2,"public":true,"turn_seconds":-1}',
+        ErrorCode.OUT_OF_RANGE,
+        "o2",
+        "turn_seconds is 0..3600.",
+    ),
+    InvalidExample(
+        "out_of_range_die_index",
+        Encoding.JSON,
+        '{"type":"hold","id":"o3","dice":[0,5]}',
+        ErrorCode.OUT_OF_RANGE,
+        "o3",
+        "Die indexes are 0..4.",
+    ),
+    InvalidExample(
+        "out_of_range_too_many_dice",
+        Encoding.JSON,
+        '{"type":"roll","id":"o4","keep":[0,1,2,3,4,0]}',
+        ErrorCode.OUT_OF_RANGE,
+        "o4",
+        "At most five indexes.",
+    ),
+    InvalidExample(
+        "out_of_range_huge_int",
+        Encoding.JSON,
+        '{"type":"rejoin","id":"o5","room":"r-5fK2","token":"t","last_seq":123456789012345678901234567890}',
+        ErrorCode.OUT_OF_RANGE,
+        "o5",
+        "Integers never exceed 2^53-1.",
+    ),
+    InvalidExample(
+        "out_of_range_empty_string",
+        Encoding.JSON,
+        '{"type":"join","id":"o6","room":"r-5fK2","name":""}',
+        ErrorCode.OUT_OF_RANGE,
+        "o6",
+        "A string shorter than its minimum is out_of_range.",
+    ),
+    InvalidExample(
+        "out_of_range_empty_id",
+        Encoding.JSON,
+        '{"type":"ping","id":""}',
+        ErrorCode.OUT_OF_RANGE,
+        None,
+        "An empty id is not a command id, so the error's id is null.",
+    ),
+    InvalidExample(
+        "string_too_long_name",
+        Encoding.JSON,
+        '{"type":"join","id":"s1","room":"r-5fK2","name":"' + "🎲" * 33 + '"}',
+        ErrorCode.STRING_TOO_LONG,
+        "s1",
+        "33 code points (66 UTF-16 units, 132 bytes); 32 code points would be accepted.",
+    ),
+    InvalidExample(
+        "string_too_long_id",
+        Encoding.JSON,
+        '{"type":"ping","id":"' + "x" * 65 + '"}',
+        ErrorCode.STRING_TOO_LONG,
+        None,
+        "A 65-character id cannot be echoed: the error's id is null.",
+    ),
+)
+"""Frames a server must reject, with the code and the `id` of the `error` it answers."""

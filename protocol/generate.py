@@ -1,0 +1,626 @@
+"""Generate the golden vectors, the JSON Schema and the generated parts of SPEC.md.
+
+Usage::
+
+    python -m protocol.generate           # rewrite protocol/vectors/*.json, schema.json, SPEC.md
+    python -m protocol.generate --check   # exit 1 if any of them is out of date
+
+Everything is derived from the code: the message classes (field names, types, bounds,
+descriptions via the JSON Schema that msgspec builds from them), :mod:`protocol.examples`
+(encoded with :mod:`protocol.codec`), the error and close code tables. SPEC.md is hand-written
+prose with blocks between ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->``
+that this module owns. The tests fail when any output differs from what is on disk.
+"""
+
+import argparse
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from protocol import examples, messages
+from protocol.codec import decode_client, decode_server, encode_json, encode_msgpack, to_dict
+from protocol.errors import ERROR_CODES, DecodeError
+from protocol.messages import (
+    CLIENT_MESSAGE_TYPES,
+    DEFAULT_LIMITS,
+    RESULT_TYPES,
+    SERVER_MESSAGE_TYPES,
+    ClientMessage,
+    Message,
+    ServerMessage,
+    message_type,
+)
+from protocol.transport import (
+    CLOSE_CODES,
+    DEFAULT_HEARTBEAT_SECONDS,
+    MAX_CLIENT_FRAME_BYTES,
+    MAX_NESTING_DEPTH,
+    MAX_SERVER_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    SUBPROTOCOLS,
+    Encoding,
+)
+from protocol.types import MAX_SAFE_INTEGER, Rules, boxes_for
+
+__all__ = [
+    "OBJECTS",
+    "PACKAGE_DIR",
+    "fill_spec",
+    "main",
+    "outputs",
+    "schema",
+    "spec_blocks",
+    "vector_files",
+]
+
+PACKAGE_DIR: Final = Path(__file__).resolve().parent
+SPEC_PATH: Final = PACKAGE_DIR / "SPEC.md"
+SCHEMA_PATH: Final = PACKAGE_DIR / "schema.json"
+VECTORS_DIR: Final = PACKAGE_DIR / "vectors"
+GENERATOR: Final = "python -m protocol.generate"
+
+OBJECTS: Final = (
+    "RoomOptions",
+    "RoomSummary",
+    "RoomState",
+    "PlayerView",
+    "Totals",
+    "PreviewEntry",
+    "RollOffRoll",
+    "Standing",
+    "Limits",
+)
+"""Nested objects documented in SPEC.md section 4, in order."""
+
+RESULTS: Final = (
+    "EmptyResult",
+    "CreateRoomResult",
+    "ListRoomsResult",
+    "GetRoomResult",
+    "JoinResult",
+    "RejoinResult",
+)
+
+_BEGIN = re.compile(r"<!-- BEGIN GENERATED: ([\w:.-]+) -->\n")
+_END = "<!-- END GENERATED: {} -->"
+_WIDTH = 96
+
+
+# --------------------------------------------------------------------------------------------
+# JSON Schema
+# --------------------------------------------------------------------------------------------
+
+
+def _clean(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: inspect.cleandoc(value) if key == "description" else _clean(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    return node
+
+
+def schema() -> dict[str, Any]:
+    """Build the JSON Schema (draft 2020-12) of every message from the message classes."""
+    results: list[Any] = [getattr(messages, name) for name in RESULTS]
+    (client, server, *_), components = msgspec.json.schema_components(
+        [ClientMessage, ServerMessage, *results], ref_template="#/$defs/{name}"
+    )
+    defs = {"ClientMessage": client, "ServerMessage": server}
+    defs.update(sorted(components.items()))
+    document: dict[str, Any] = _clean(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": f"Yahtzee wire protocol, version {PROTOCOL_VERSION}",
+            "description": (
+                "Every message of the protocol, as the JSON value of one frame (MessagePack "
+                "frames carry the same value). Generated from the code by "
+                f"`{GENERATOR}`; see SPEC.md. Unknown fields are allowed and ignored. "
+                f"Integers are at most {MAX_SAFE_INTEGER} in magnitude."
+            ),
+            "anyOf": [{"$ref": "#/$defs/ClientMessage"}, {"$ref": "#/$defs/ServerMessage"}],
+            "$defs": defs,
+        }
+    )
+    return document
+
+
+# --------------------------------------------------------------------------------------------
+# Vectors
+# --------------------------------------------------------------------------------------------
+
+
+def _frame_fields(frame: str | bytes) -> dict[str, str]:
+    if isinstance(frame, str):
+        return {"text": frame}
+    return {"binary_hex": frame.hex()}
+
+
+def _canonical(
+    named: Iterable[tuple[str, Message]], decode: Callable[[str | bytes, Encoding], Message]
+) -> list[dict[str, Any]]:
+    rows = []
+    for name, message in named:
+        text, data = encode_json(message), encode_msgpack(message)
+        for frame, encoding in ((text, Encoding.JSON), (data, Encoding.MSGPACK)):
+            if decode(frame, encoding) != message:  # pragma: no cover - a broken example
+                raise AssertionError(f"vector {name} does not round-trip in {encoding}")
+        rows.append(
+            {
+                "name": name,
+                "type": message_type(message),
+                "value": to_dict(message),
+                "json": text,
+                "msgpack_hex": data.hex(),
+            }
+        )
+    return rows
+
+
+def _lenient(direction: str) -> list[dict[str, Any]]:
+    rows = []
+    for example in examples.LENIENT_EXAMPLES:
+        if example.direction != direction:
+            continue
+        decode = decode_client if direction == "client" else decode_server
+        if decode(example.frame, example.encoding) != example.message:  # pragma: no cover
+            raise AssertionError(f"lenient vector {example.name} decodes differently")
+        rows.append(
+            {
+                "name": example.name,
+                "encoding": str(example.encoding),
+                **_frame_fields(example.frame),
+                "value": to_dict(example.message),
+                "note": example.note,
+            }
+        )
+    return rows
+
+
+def _invalid() -> list[dict[str, Any]]:
+    rows = []
+    for example in examples.INVALID_EXAMPLES:
+        limit = example.max_frame_bytes or MAX_CLIENT_FRAME_BYTES
+        try:
+            decode_client(example.frame, example.encoding, max_frame_bytes=limit)
+        except DecodeError as exc:
+            if (exc.code, exc.command_id) != (example.code, example.command_id):
+                raise AssertionError(  # pragma: no cover - a broken example
+                    f"invalid vector {example.name}: got {exc.code} {exc.command_id!r}"
+                ) from None
+        else:  # pragma: no cover - a broken example
+            raise AssertionError(f"invalid vector {example.name} was accepted")
+        rows.append(
+            {
+                "name": example.name,
+                "encoding": str(example.encoding),
+                **_frame_fields(example.frame),
+                "max_frame_bytes": limit,
+                "code": example.code,
+                "id": example.command_id,
+                "note": example.note,
+            }
+        )
+    return rows
+
+
+def _check_coverage() -> None:
+    for table, named in (
+        (CLIENT_MESSAGE_TYPES, examples.CLIENT_EXAMPLES),
+        (SERVER_MESSAGE_TYPES, examples.SERVER_EXAMPLES),
+    ):
+        missing = set(table) - {message_type(message) for _, message in named}
+        if missing:  # pragma: no cover - a forgotten example
+            raise AssertionError(f"no example for {sorted(missing)}")
+
+
+def vector_files() -> dict[str, dict[str, Any]]:
+    """Build the contents of ``vectors/client.json``, ``server.json`` and ``invalid.json``."""
+    _check_coverage()
+    common = {
+        "protocol_version": PROTOCOL_VERSION,
+        "generated_by": GENERATOR,
+    }
+    how = (
+        "Each vector: `value` is the message as a JSON value; `json` is the exact text and "
+        "`msgpack_hex` the exact bytes (hex) this implementation sends for it. Decoding either "
+        "must give `value`; your encoder may differ in bytes (key order, integer widths) as "
+        "long as it decodes to the same value. `decode_only` frames are valid, non-canonical "
+        "inputs (`text`: a text frame, `binary_hex`: a binary frame) and the value they "
+        "decode to."
+    )
+    return {
+        "client.json": {
+            **common,
+            "description": "Client-to-server messages. " + how,
+            "vectors": _canonical(examples.CLIENT_EXAMPLES, decode_client),
+            "decode_only": _lenient("client"),
+        },
+        "server.json": {
+            **common,
+            "description": "Server-to-client messages. " + how,
+            "vectors": _canonical(examples.SERVER_EXAMPLES, decode_server),
+            "decode_only": _lenient("server"),
+        },
+        "invalid.json": {
+            **common,
+            "description": (
+                "Client frames the server rejects. `encoding` is the connection's encoding; the "
+                "frame is `text` (a text frame) or `binary_hex` (a binary frame). The server "
+                "answers an `error` with `code` and `id` (null when the id could not be read) "
+                "and keeps the connection open."
+            ),
+            "vectors": _invalid(),
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# SPEC.md blocks
+# --------------------------------------------------------------------------------------------
+
+
+def _anchor(kind: str, name: str) -> str:
+    return f"{kind}-{name.lower().replace('_', '-')}"
+
+
+def _ref_name(node: Mapping[str, Any]) -> str:
+    return str(node["$ref"]).rsplit("/", 1)[-1]
+
+
+def _link(name: str, defs: Mapping[str, Any]) -> str:
+    kind = "enum" if "enum" in defs.get(name, {}) else "obj"
+    return f"[{name}](#{_anchor(kind, name)})"
+
+
+def _bounds(low: Any, high: Any, unit: str = "") -> str:
+    if low is not None and high is not None:
+        return f"{low}" if low == high else f"{low}..{high}"
+    if low is not None:
+        return f">= {low}"
+    if high is not None:
+        return f"<= {high}"
+    return ""
+
+
+def render_type(node: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
+    """Describe a JSON Schema node in a few words of Markdown."""
+    if "$ref" in node:
+        return _link(_ref_name(node), defs)
+    if "anyOf" in node and node.get("type") != "object":
+        return " or ".join(render_type(option, defs) for option in node["anyOf"])
+    if "enum" in node:
+        return " \\| ".join(f'`"{value}"`' for value in node["enum"])
+    kind = node.get("type")
+    if kind == "integer":
+        high = node.get("maximum")
+        bounds = _bounds(node.get("minimum"), None if high == MAX_SAFE_INTEGER else high)
+        return f"integer {bounds}".rstrip()
+    if kind == "string":
+        text = "string"
+        length = _bounds(node.get("minLength"), node.get("maxLength"))
+        if length:
+            text += f", {length} chars"
+        if "pattern" in node:
+            text += f", pattern `{node['pattern']}`"
+        return text
+    if kind == "array":
+        text = "array of " + render_type(node["items"], defs)
+        if "not" in node:
+            return text + " (0 or 5 items)"
+        count = _bounds(node.get("minItems"), node.get("maxItems"))
+        return text + (f" ({count} items)" if count else "")
+    if kind == "object":
+        if "anyOf" in node:
+            return "object: " + ", ".join(render_type(option, defs) for option in node["anyOf"])
+        if "additionalProperties" in node:
+            keys = node.get("propertyNames")
+            key = render_type(keys, defs) if keys else "string"
+            return f"map of {key} to {render_type(node['additionalProperties'], defs)}"
+        return "object"
+    if kind in ("boolean", "null"):
+        return str(kind)
+    raise ValueError(f"cannot render schema node {node!r}")  # pragma: no cover
+
+
+def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("\n", " ") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _fields(name: str, defs: Mapping[str, Any]) -> str:
+    component = defs[name]
+    required = set(component.get("required", ()))
+    rows = []
+    for field, node in component.get("properties", {}).items():
+        if field in required:
+            presence = "yes"
+        else:
+            presence = "no, default `" + json.dumps(node.get("default"), ensure_ascii=False) + "`"
+        description = "Message type." if field == "type" else node.get("description", "")
+        rows.append([f"`{field}`", render_type(node, defs), presence, description])
+    if not rows:
+        return "No fields: an empty map `{}`."
+    return _table(rows, ["field", "type", "required", "description"])
+
+
+def _pretty(value: Any, indent: int = 0) -> str:
+    compact = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    if not isinstance(value, dict | list) or indent + len(compact) <= _WIDTH:
+        return compact
+    pad = " " * (indent + 2)
+    if isinstance(value, list):
+        items = [pad + _pretty(item, indent + 2) for item in value]
+        return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+    items = [
+        pad + json.dumps(key) + ": " + _pretty(item, indent + 2) for key, item in value.items()
+    ]
+    return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+
+
+def _hex_block(data: str) -> str:
+    return "\n".join(data[i : i + 64] for i in range(0, len(data), 64))
+
+
+def _example(vector: Mapping[str, Any], file: str) -> str:
+    text: str = vector["json"]
+    if len(text) <= _WIDTH:
+        shown = f"JSON text frame:\n\n```json\n{text}\n```"
+    else:
+        shown = (
+            "JSON text frame (indented here for reading; the exact compact text is vector "
+            f"`{vector['name']}` in `vectors/{file}`):\n\n```json\n{_pretty(vector['value'])}\n```"
+        )
+    return (
+        f"Example `{vector['name']}`. {shown}\n\nMessagePack binary frame, "
+        f"{len(vector['msgpack_hex']) // 2} bytes (hex):\n\n"
+        f"```text\n{_hex_block(vector['msgpack_hex'])}\n```"
+    )
+
+
+def _message_block(
+    tag: str, defs: Mapping[str, Any], vectors: Mapping[str, Mapping[str, Any]]
+) -> str:
+    if tag in CLIENT_MESSAGE_TYPES:
+        cls: type[Message] = CLIENT_MESSAGE_TYPES[tag]
+        file = "client.json"
+    else:
+        cls = SERVER_MESSAGE_TYPES[tag]
+        file = "server.json"
+    parts = [_fields(cls.__name__, defs)]
+    if tag in RESULT_TYPES:
+        result = RESULT_TYPES[tag].__name__
+        parts.append(f"Reply: `ack` with `result` {_link(result, defs)}.")
+    elif tag == "ping":
+        parts.append("Reply: `pong` with the same `id` (not an `ack`).")
+    rows = [vector for vector in vectors[file]["vectors"] if vector["type"] == tag]
+    parts.append(_example(rows[0], file))
+    others = ", ".join(f"`{vector['name']}`" for vector in rows[1:])
+    if others:
+        parts.append(f"More examples in `vectors/{file}`: {others}.")
+    return "\n\n".join(parts)
+
+
+def _objects_block(names: Iterable[str], defs: Mapping[str, Any]) -> str:
+    parts = []
+    for name in names:
+        description = defs[name].get("description", "")
+        parts.append(
+            f'<a id="{_anchor("obj", name)}"></a>\n\n#### `{name}`\n\n{description}\n\n'
+            + _fields(name, defs)
+        )
+    return "\n\n".join(parts)
+
+
+def _enums_block(defs: Mapping[str, Any]) -> str:
+    rows = []
+    for name, node in defs.items():
+        if "enum" in node and "properties" not in node:
+            values = ", ".join(f"`{value}`" for value in node["enum"])
+            description = node.get("description", "").replace("\n", " ")
+            anchor = f'<a id="{_anchor("enum", name)}"></a>`{name}`'
+            rows.append([anchor, values, description])
+    return _table(rows, ["enumeration", "values", "meaning"])
+
+
+def _errors_block() -> str:
+    rows = [
+        [f"`{code}`", info.category, "yes" if info.retryable else "no", info.meaning]
+        for code, info in ERROR_CODES.items()
+    ]
+    return _table(rows, ["code", "category", "retryable", "meaning"])
+
+
+def _close_block() -> str:
+    rows = [[str(int(code)), meaning, action] for code, (meaning, action) in CLOSE_CODES.items()]
+    return _table(rows, ["code", "meaning", "client action"])
+
+
+def _boxes_block() -> str:
+    rows = [
+        [
+            f"`{rules}`",
+            str(len(boxes_for(rules))),
+            ", ".join(f"`{box}`" for box in boxes_for(rules)),
+        ]
+        for rules in Rules
+    ]
+    return _table(rows, ["rules", "boxes", "scorecard order"])
+
+
+def _subprotocols_block() -> str:
+    frames = {Encoding.MSGPACK: "binary", Encoding.JSON: "text (UTF-8)"}
+    rows = [[f"`{name}`", f"`{enc}`", frames[enc]] for name, enc in SUBPROTOCOLS.items()]
+    return _table(rows, ["subprotocol", "encoding", "frames"])
+
+
+def _limits_block(defs: Mapping[str, Any]) -> str:
+    props = defs["Limits"]["properties"]
+    rows = [
+        [f"`limits.{field}`", str(getattr(DEFAULT_LIMITS, field)), props[field]["description"]]
+        for field in DEFAULT_LIMITS.__struct_fields__
+    ]
+    rows += [
+        [
+            "`heartbeat_seconds`",
+            str(DEFAULT_HEARTBEAT_SECONDS),
+            "Interval of server WebSocket pings (announced in `welcome`).",
+        ],
+        [
+            "server frame size",
+            str(MAX_SERVER_FRAME_BYTES),
+            "Largest frame the server sends; clients must accept frames this large.",
+        ],
+        [
+            "nesting depth",
+            str(MAX_NESTING_DEPTH),
+            "Deepest nesting of maps and arrays; the top-level map is level 1.",
+        ],
+        ["integers", str(MAX_SAFE_INTEGER), "Largest magnitude of any integer (2^53 - 1)."],
+    ]
+    return _table(rows, ["limit", "default", "meaning"])
+
+
+def _invalid_block(vectors: Mapping[str, Mapping[str, Any]]) -> str:
+    rows = []
+    for vector in vectors["invalid.json"]["vectors"]:
+        if "text" in vector:
+            frame = vector["text"]
+            shown = "text " + (frame if len(frame) <= 60 else frame[:57] + "...")
+        else:
+            data = vector["binary_hex"]
+            shown = "binary " + (data if len(data) <= 60 else data[:57] + "...")
+        shown = shown.replace("|", "\\|").replace("`", "'")
+        command_id = "null" if vector["id"] is None else f'`"{vector["id"]}"`'
+        rows.append(
+            [
+                f"`{vector['name']}`",
+                f"`{vector['encoding']}`",
+                f"`{shown}`",
+                f"`{vector['code']}`",
+                command_id,
+                vector["note"],
+            ]
+        )
+    return _table(rows, ["vector", "conn.", "frame", "code", "error `id`", "why"])
+
+
+def _walkthrough_block() -> str:
+    lines = []
+    for step in examples.WALKTHROUGH:
+        if step.message is None:
+            lines.append(f"# {step.note}")
+            continue
+        head = f"{step.sender} -> {step.receiver}:"
+        value = to_dict(step.message)
+        compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if step.note:
+            lines.append(f"# {step.note}")
+        if len(head) + 1 + len(compact) <= 120:
+            lines.append(f"{head} {compact}")
+        else:
+            lines.append(head)
+            lines.append("    " + _pretty(value).replace("\n", "\n    "))
+    return "```text\n" + "\n".join(lines) + "\n```"
+
+
+def spec_blocks() -> dict[str, str]:
+    """Return the text of every generated SPEC.md block, by block name."""
+    defs = schema()["$defs"]
+    vectors = vector_files()
+    blocks = {
+        "subprotocols": _subprotocols_block(),
+        "boxes": _boxes_block(),
+        "enums": _enums_block(defs),
+        "objects": _objects_block(OBJECTS, defs),
+        "results": _objects_block(RESULTS, defs),
+        "errors": _errors_block(),
+        "close-codes": _close_block(),
+        "limits": _limits_block(defs),
+        "invalid": _invalid_block(vectors),
+        "walkthrough": _walkthrough_block(),
+    }
+    for tag in (*CLIENT_MESSAGE_TYPES, *SERVER_MESSAGE_TYPES):
+        blocks[f"message:{tag}"] = _message_block(tag, defs, vectors)
+    return blocks
+
+
+def fill_spec(text: str, blocks: Mapping[str, str] | None = None) -> str:
+    """Replace the content of every generated block of SPEC.md.
+
+    Raises ``ValueError`` for an unknown block name, a block without its END marker, or a
+    known block missing from the text.
+    """
+    blocks = spec_blocks() if blocks is None else blocks
+    out: list[str] = []
+    seen: set[str] = set()
+    position = 0
+    for match in _BEGIN.finditer(text):
+        if match.start() < position:
+            raise ValueError(f"nested generated block {match.group(1)!r}")
+        name = match.group(1)
+        if name not in blocks:
+            raise ValueError(f"unknown generated block {name!r}")
+        end = text.find(_END.format(name), match.end())
+        if end < 0:
+            raise ValueError(f"generated block {name!r} has no END marker")
+        out.append(text[position : match.end()])
+        out.append(blocks[name] + "\n")
+        position = end
+        seen.add(name)
+    out.append(text[position:])
+    missing = set(blocks) - seen
+    if missing:
+        raise ValueError(f"SPEC.md lacks generated blocks: {sorted(missing)}")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def outputs() -> dict[Path, str]:
+    """Return the expected content of every generated file, by path."""
+    files = {SCHEMA_PATH: _dump(schema())}
+    for name, content in vector_files().items():
+        files[VECTORS_DIR / name] = _dump(content)
+    files[SPEC_PATH] = fill_spec(SPEC_PATH.read_text(encoding="utf-8"))
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the process exit status."""
+    parser = argparse.ArgumentParser(prog=GENERATOR, description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report stale files")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, content in outputs().items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == content:
+            continue
+        stale.append(path)
+        if not args.check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+    for path in stale:
+        verb = "stale" if args.check else "wrote"
+        print(f"{verb}: {path.relative_to(PACKAGE_DIR.parent)}")
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

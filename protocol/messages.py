@@ -1,0 +1,844 @@
+"""Message definitions of protocol version 1: one frozen ``msgspec.Struct`` per message.
+
+Theory of operation
+-------------------
+Every message is a map whose first key is ``type``; the classes here are tagged
+(``tag_field="type"``) so the tag is written first, followed by the fields in the order they are
+defined below (base-class fields first). The codec (:mod:`protocol.codec`) turns a message into
+bytes (MessagePack) or text (JSON) and back; the bounds in the ``Annotated`` metadata are checked
+on decoding only, so construct messages with valid values.
+
+Unknown fields are ignored on decoding (``forbid_unknown_fields=False``): that is what lets a
+later minor revision add optional fields without breaking old peers.
+
+Optional fields (those with a default) may be absent or, where their type allows ``null``, null
+on the wire; the encoder always writes every field.
+
+Constructing messages: every class is keyword-only, e.g.
+``Join(id="c3", room="r-5fK2", name="Ann")``; replies are built with :func:`make_ack`,
+:func:`protocol.errors.make_error` and :meth:`protocol.errors.DecodeError.to_message`.
+
+Class map::
+
+    Message                         every top-level message (tagged by `type`)
+    +-- Command                     client -> server, carries `id`
+    |   +-- Hello CreateRoom ListRooms GetRoom Join Rejoin Spectate
+    |   +-- Leave Start Roll Hold Release Score Ping
+    +-- Welcome Ack Error Pong Snapshot      server -> client, not in the room log
+    +-- Event                       server -> client, carries `room` and `seq`
+        +-- PlayerJoined PlayerLeft PlayerDisconnected PlayerReconnected HostChanged
+        +-- GameStarted RollOff Rolled Held Scored TurnChanged GameOver Spectators
+    Object                          nested objects and ack results (untagged)
+"""
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Annotated, Any, ClassVar, Final, TypeAlias, get_args
+
+import msgspec
+from msgspec import Meta
+
+from protocol.transport import MAX_CLIENT_FRAME_BYTES, Encoding
+from protocol.types import (
+    MAX_SAFE_INTEGER,
+    MAX_SEATS,
+    ROOM_ID_PATTERN,
+    Box,
+    CommandId,
+    Count,
+    DieFace,
+    DieIndex,
+    ExtraYahtzees,
+    FirstPlayer,
+    InviteCode,
+    Joker,
+    LastSeq,
+    Name,
+    Phase,
+    PlayerId,
+    Points,
+    RoomId,
+    RoomStatus,
+    Round,
+    Rules,
+    Seat,
+    Seq,
+    Token,
+    TurnSeconds,
+)
+
+__all__ = [
+    "CLIENT_MESSAGE_TYPES",
+    "DEFAULT_LIMITS",
+    "RESULT_TYPES",
+    "SERVER_MESSAGE_TYPES",
+    "Ack",
+    "AckResult",
+    "ClientMessage",
+    "Command",
+    "CreateRoom",
+    "CreateRoomResult",
+    "EmptyResult",
+    "Error",
+    "Event",
+    "GameOver",
+    "GameStarted",
+    "GetRoom",
+    "GetRoomResult",
+    "Held",
+    "Hello",
+    "Hold",
+    "HostChanged",
+    "Join",
+    "JoinResult",
+    "Leave",
+    "Limits",
+    "ListRooms",
+    "ListRoomsResult",
+    "Message",
+    "Object",
+    "Ping",
+    "PlayerDisconnected",
+    "PlayerJoined",
+    "PlayerLeft",
+    "PlayerReconnected",
+    "PlayerView",
+    "Pong",
+    "PreviewEntry",
+    "Rejoin",
+    "RejoinResult",
+    "Release",
+    "Roll",
+    "RollOff",
+    "RollOffRoll",
+    "Rolled",
+    "RoomOptions",
+    "RoomState",
+    "RoomSummary",
+    "Score",
+    "Scored",
+    "ServerMessage",
+    "Snapshot",
+    "Spectate",
+    "Spectators",
+    "Standing",
+    "Start",
+    "Totals",
+    "TurnChanged",
+    "Welcome",
+    "make_ack",
+    "message_type",
+]
+
+
+def _check_room_fields(obj: object, names: tuple[str, ...]) -> None:
+    # msgspec (like Python's `re`) lets `$` match before a final newline; JSON Schema (ECMA 262)
+    # and RE2 do not. Rejecting the newline here makes every implementation agree.
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, str) and value.endswith("\n"):
+            raise ValueError(f"Expected `str` matching regex {ROOM_ID_PATTERN!r} in field `{name}`")
+
+
+class Object(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
+    """Base of nested objects and ack results (untagged maps)."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        _check_room_fields(self, self._room_fields)
+
+
+class Message(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=False
+):
+    """Base of every top-level message; the wire `type` is the class's tag."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        _check_room_fields(self, self._room_fields)
+
+
+def message_type(message: Message | type[Message]) -> str:
+    """Return the wire `type` of a message or message class, e.g. ``"create_room"``."""
+    tag = message.__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag
+
+
+# --------------------------------------------------------------------------------------------
+# Nested objects
+# --------------------------------------------------------------------------------------------
+
+Dice5 = Annotated[
+    tuple[DieFace, ...],
+    Meta(min_length=5, max_length=5, description="Exactly five die faces."),
+]
+DiceIndexes = Annotated[
+    tuple[DieIndex, ...],
+    Meta(max_length=5, description="Die indexes (0..4), at most five."),
+]
+PlayerIds = Annotated[tuple[PlayerId, ...], Meta(max_length=MAX_SEATS)]
+UnixMs = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="Unix time, milliseconds.")]
+
+
+class RoomOptions(Object, frozen=True, kw_only=True):
+    """Rule options of a room, fixed at creation and shown to everyone. Every field is optional
+    in `create_room`; an absent field takes the default shown (the official Yahtzee rules)."""
+
+    rules: Annotated[Rules, Meta(description="Rule set: Yahtzee or Scandinavian Yatzy.")] = (
+        Rules.YAHTZEE
+    )
+    extra_yahtzees: Annotated[
+        ExtraYahtzees, Meta(description="Extra-Yahtzee bonus and Joker on or off.")
+    ] = ExtraYahtzees.ON
+    joker: Annotated[Joker, Meta(description="Joker rule for extra Yahtzees.")] = Joker.FORCED
+    first_player: Annotated[FirstPlayer, Meta(description="How the first player is chosen.")] = (
+        FirstPlayer.ROLL_OFF
+    )
+
+
+class Limits(Object, frozen=True, kw_only=True):
+    """Limits in force on this connection, announced in `welcome`."""
+
+    max_frame_bytes: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Largest client frame, in bytes.")
+    ]
+    max_messages_per_second: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Sustained client message rate.")
+    ]
+    burst: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Client messages allowed in a burst.")
+    ]
+    max_name_length: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Longest player name, code points.")
+    ]
+    max_id_length: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Longest command id, code points.")
+    ]
+    send_queue_limit: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SAFE_INTEGER,
+            description="Server messages queued for a slow reader before it is dropped (4000).",
+        ),
+    ]
+
+
+DEFAULT_LIMITS: Final = Limits(
+    max_frame_bytes=MAX_CLIENT_FRAME_BYTES,
+    max_messages_per_second=20,
+    burst=40,
+    max_name_length=32,
+    max_id_length=64,
+    send_queue_limit=256,
+)
+"""Default limits of protocol version 1 (SPEC.md section 10)."""
+
+
+class RoomSummary(Object, frozen=True, kw_only=True):
+    """What `list_rooms` and `get_room` tell about a room."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    status: Annotated[RoomStatus, Meta(description="Life cycle of the room.")]
+    public: Annotated[bool, Meta(description="Listed by `list_rooms`, joinable without code.")]
+    players: Annotated[
+        tuple[Name, ...], Meta(max_length=MAX_SEATS, description="Names, in seat order.")
+    ]
+    seats: Annotated[int, Meta(ge=1, le=MAX_SEATS, description="Number of seats, 1..8.")]
+    open_seats: Annotated[int, Meta(ge=0, le=MAX_SEATS, description="Seats still free.")]
+    spectators: Annotated[Count, Meta(description="Connected spectators.")]
+    options: Annotated[RoomOptions, Meta(description="Rule options of the room.")]
+    turn_seconds: TurnSeconds
+
+
+class Totals(Object, frozen=True, kw_only=True):
+    """Score totals of a player; `grand` = `upper` + `upper_bonus` + `lower` + `yahtzee_bonus`."""
+
+    upper: Annotated[Count, Meta(description="Sum of the upper boxes.")]
+    upper_bonus: Annotated[Count, Meta(description="35 (Yahtzee) or 50 (Yatzy) once earned.")]
+    lower: Annotated[Count, Meta(description="Sum of the lower boxes.")]
+    yahtzee_bonus: Annotated[Count, Meta(description="100 per extra-Yahtzee bonus.")]
+    grand: Annotated[Count, Meta(description="Grand total.")]
+
+
+class PlayerView(Object, frozen=True, kw_only=True):
+    """A seated player as seen by everyone in the room."""
+
+    player: PlayerId
+    name: Name
+    seat: Seat
+    connected: Annotated[bool, Meta(description="A connection currently holds this seat.")]
+    forfeited: Annotated[bool, Meta(description="Left during the game; skipped from now on.")]
+    scorecard: Annotated[
+        dict[Box, Points | None],
+        Meta(
+            description="Every box of the room's rule set, in scorecard order: "
+            "points, or null while open.",
+            extra_json_schema={"propertyNames": {"$ref": "#/$defs/Box"}},
+        ),
+    ]
+    totals: Annotated[Totals, Meta(description="Totals so far.")]
+
+
+class PreviewEntry(Object, frozen=True, kw_only=True):
+    """What scoring one open box would give with the current dice."""
+
+    box: Annotated[Box, Meta(description="An open box of the player on turn.")]
+    allowed: Annotated[
+        bool, Meta(description="False if the rules forbid this box now (forced Joker).")
+    ]
+    points: Annotated[
+        Points,
+        Meta(description="Points the box would get (0 when not allowed); excludes the +100."),
+    ]
+
+
+PreviewList = Annotated[
+    tuple[PreviewEntry, ...],
+    Meta(max_length=15, description="One entry per open box of the player on turn."),
+]
+
+
+class RoomState(Object, frozen=True, kw_only=True):
+    """Full view of a room, sent in `snapshot`."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("id",)
+
+    id: RoomId
+    status: Annotated[RoomStatus, Meta(description="Life cycle of the room.")]
+    public: Annotated[bool, Meta(description="Listed by `list_rooms`, joinable without code.")]
+    max_seats: Annotated[int, Meta(ge=1, le=MAX_SEATS, description="Number of seats, 1..8.")]
+    turn_seconds: TurnSeconds
+    options: Annotated[RoomOptions, Meta(description="Rule options of the room.")]
+    host: Annotated[
+        PlayerId | None, Meta(description="Player who may `start`; null with no players.")
+    ]
+    players: Annotated[
+        tuple[PlayerView, ...], Meta(max_length=MAX_SEATS, description="In seat order.")
+    ]
+    phase: Annotated[Phase, Meta(description="Game phase.")]
+    order: Annotated[PlayerIds, Meta(description="Turn order; empty before the game starts.")]
+    current_player: Annotated[
+        PlayerId | None, Meta(description="Player on turn; null outside a game.")
+    ]
+    round: Annotated[int, Meta(ge=0, le=15, description="Current round; 0 before the start.")]
+    dice: Annotated[
+        tuple[DieFace, ...],
+        Meta(
+            max_length=5,
+            extra_json_schema={"not": {"minItems": 1, "maxItems": 4}},
+            description="Empty before the first roll of a turn, else exactly five faces.",
+        ),
+    ]
+    held: Annotated[DiceIndexes, Meta(description="Indexes of the dice currently held.")]
+    roll_number: Annotated[int, Meta(ge=0, le=3, description="Rolls made this turn, 0..3.")]
+    rolls_left: Annotated[
+        int, Meta(ge=0, le=3, description="Rolls left this turn; 0 outside a turn.")
+    ]
+    preview: Annotated[PreviewList, Meta(description="Empty unless phase is `rolled`.")]
+    turn_deadline_ms: Annotated[
+        UnixMs | None, Meta(description="Unix time (ms) the turn times out, or null.")
+    ]
+    spectators: Annotated[Count, Meta(description="Connected spectators.")]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.dice) not in (0, 5):
+            raise ValueError("Expected `array` of length 0 or 5 in field `dice`")
+
+
+class RollOffRoll(Object, frozen=True, kw_only=True):
+    """One player's roll in a roll-off round."""
+
+    player: PlayerId
+    dice: Dice5
+    total: Annotated[int, Meta(ge=5, le=30, description="Sum of the dice.")]
+
+
+class Standing(Object, frozen=True, kw_only=True):
+    """A player's final result in `game_over`."""
+
+    player: PlayerId
+    name: Name
+    total: Annotated[Count, Meta(description="Grand total.")]
+    place: Annotated[
+        int, Meta(ge=1, le=MAX_SEATS, description="1 = winner; equal totals share a place.")
+    ]
+    forfeited: Annotated[bool, Meta(description="Left before the end of the game.")]
+
+
+# Ack results ---------------------------------------------------------------------------------
+
+
+class EmptyResult(Object, frozen=True, kw_only=True):
+    """Result of commands that return nothing: an empty map."""
+
+
+class CreateRoomResult(Object, frozen=True, kw_only=True):
+    """Result of `create_room`."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    invite_code: Annotated[
+        InviteCode | None, Meta(description="Code to share for a private room; null if public.")
+    ]
+
+
+class ListRoomsResult(Object, frozen=True, kw_only=True):
+    """Result of `list_rooms`."""
+
+    rooms: Annotated[
+        tuple[RoomSummary, ...], Meta(description="Public rooms; the server may cap the list.")
+    ]
+
+
+class GetRoomResult(Object, frozen=True, kw_only=True):
+    """Result of `get_room`."""
+
+    room: Annotated[RoomSummary, Meta(description="The room.")]
+
+
+class JoinResult(Object, frozen=True, kw_only=True):
+    """Result of `join`. The token is sent only here: store it to `rejoin` later."""
+
+    player: PlayerId
+    seat: Seat
+    token: Token
+
+
+class RejoinResult(Object, frozen=True, kw_only=True):
+    """Result of `rejoin`."""
+
+    player: PlayerId
+    seat: Seat
+
+
+AckResult: TypeAlias = (
+    EmptyResult | CreateRoomResult | ListRoomsResult | GetRoomResult | JoinResult | RejoinResult
+)
+"""Any ack result object."""
+
+
+# --------------------------------------------------------------------------------------------
+# Client commands
+# --------------------------------------------------------------------------------------------
+
+
+class Command(Message, frozen=True, kw_only=True):
+    """Base of client commands; every command carries a client-chosen `id`."""
+
+    id: CommandId
+
+
+class Hello(Command, frozen=True, kw_only=True, tag="hello"):
+    """Optional introduction; answered by an ack with an empty result."""
+
+    client: Annotated[
+        Annotated[str, Meta(min_length=1, max_length=64)] | None,
+        Meta(description="Client software name/version, for server logs."),
+    ] = None
+
+
+class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
+    """Create a room; the creator is not seated until it sends `join`."""
+
+    seats: Annotated[int, Meta(ge=1, le=MAX_SEATS, description="Number of seats, 1..8.")]
+    public: Annotated[bool, Meta(description="Public rooms are listed and need no invite code.")]
+    turn_seconds: TurnSeconds = 0
+    options: Annotated[RoomOptions, Meta(description="Rule options; absent ones default.")] = (
+        RoomOptions()
+    )
+
+
+class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):
+    """List the public rooms."""
+
+
+class GetRoom(Command, frozen=True, kw_only=True, tag="get_room"):
+    """Describe one room (a private room needs its invite code)."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    invite_code: Annotated[InviteCode | None, Meta(description="Needed for a private room.")] = None
+
+
+class Join(Command, frozen=True, kw_only=True, tag="join"):
+    """Take a free seat in a room in the lobby."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    name: Name
+    invite_code: Annotated[InviteCode | None, Meta(description="Needed for a private room.")] = None
+
+
+class Rejoin(Command, frozen=True, kw_only=True, tag="rejoin"):
+    """Take back a seat (after a reconnect) with the token from the `join` ack."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    token: Token
+    last_seq: Annotated[
+        LastSeq | None, Meta(description="Last event seq received; null or absent: snapshot.")
+    ] = None
+
+
+class Spectate(Command, frozen=True, kw_only=True, tag="spectate"):
+    """Watch a room without a seat."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    invite_code: Annotated[InviteCode | None, Meta(description="Needed for a private room.")] = None
+    last_seq: Annotated[
+        LastSeq | None, Meta(description="Last event seq received; null or absent: snapshot.")
+    ] = None
+
+
+class Leave(Command, frozen=True, kw_only=True, tag="leave"):
+    """Leave the current room (a player leaving a game in progress forfeits)."""
+
+
+class Start(Command, frozen=True, kw_only=True, tag="start"):
+    """Start the game (host only, in the lobby)."""
+
+
+class Roll(Command, frozen=True, kw_only=True, tag="roll"):
+    """Roll the dice. Roll 1 rolls all five; rolls 2 and 3 re-roll every die not in `keep`."""
+
+    keep: Annotated[
+        DiceIndexes,
+        Meta(description="Indexes of the dice to keep; absent or empty: re-roll all."),
+    ] = ()
+
+
+class Hold(Command, frozen=True, kw_only=True, tag="hold"):
+    """Mark dice as held (shown to the table) between rolls."""
+
+    dice: Annotated[DiceIndexes, Meta(description="Indexes to add to the held set.")]
+
+
+class Release(Command, frozen=True, kw_only=True, tag="release"):
+    """Unmark held dice."""
+
+    dice: Annotated[DiceIndexes, Meta(description="Indexes to remove from the held set.")]
+
+
+class Score(Command, frozen=True, kw_only=True, tag="score"):
+    """Write the current dice into an open box; ends the turn."""
+
+    box: Annotated[Box, Meta(description="The box to fill.")]
+
+
+class Ping(Command, frozen=True, kw_only=True, tag="ping"):
+    """Application-level keepalive; answered by `pong` (not by `ack`)."""
+
+
+ClientMessage: TypeAlias = (
+    Hello
+    | CreateRoom
+    | ListRooms
+    | GetRoom
+    | Join
+    | Rejoin
+    | Spectate
+    | Leave
+    | Start
+    | Roll
+    | Hold
+    | Release
+    | Score
+    | Ping
+)
+"""Any message a client may send."""
+
+
+# --------------------------------------------------------------------------------------------
+# Server messages outside the room log
+# --------------------------------------------------------------------------------------------
+
+
+class Welcome(Message, frozen=True, kw_only=True, tag="welcome"):
+    """First message on every connection, sent right after the handshake."""
+
+    server_version: Annotated[
+        str, Meta(min_length=1, max_length=64, description="Server software version.")
+    ]
+    protocol_version: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Protocol version of this connection.")
+    ]
+    encoding: Annotated[Encoding, Meta(description="Encoding of this connection.")]
+    limits: Annotated[Limits, Meta(description="Limits in force on this connection.")]
+    heartbeat_seconds: Annotated[
+        int, Meta(ge=1, le=3600, description="Interval of server WebSocket pings, seconds.")
+    ]
+
+
+class Ack(Message, frozen=True, kw_only=True, tag="ack"):
+    """Success reply to a command (build it with `make_ack`)."""
+
+    id: CommandId
+    seq: Annotated[
+        LastSeq | None,
+        Meta(description="The room's seq after the command; null when not in a room."),
+    ]
+    result: Annotated[
+        dict[str, Any],
+        Meta(
+            description="Command-specific result object (empty map for most commands).",
+            extra_json_schema={
+                "anyOf": [
+                    {"$ref": f"#/$defs/{cls.__name__}"}
+                    for cls in (
+                        CreateRoomResult,
+                        ListRoomsResult,
+                        GetRoomResult,
+                        JoinResult,
+                        RejoinResult,
+                        EmptyResult,
+                    )
+                ]
+            },
+        ),
+    ]
+
+
+class Error(Message, frozen=True, kw_only=True, tag="error"):
+    """Failure reply to a command, or a report about an unreadable frame (`id` null)."""
+
+    id: Annotated[
+        CommandId | None, Meta(description="The command's id; null if it could not be read.")
+    ]
+    code: Annotated[
+        str, Meta(min_length=1, max_length=64, description="Stable error code (section 7).")
+    ]
+    message: Annotated[
+        str, Meta(max_length=1024, description="Human-readable explanation (English).")
+    ]
+    seq: Annotated[
+        LastSeq | None,
+        Meta(description="The room's current seq; null when not in a room."),
+    ]
+    retryable: Annotated[
+        bool, Meta(description="True if resending the same command later may succeed.")
+    ]
+
+
+class Pong(Message, frozen=True, kw_only=True, tag="pong"):
+    """Reply to `ping`."""
+
+    id: CommandId
+
+
+class Snapshot(Message, frozen=True, kw_only=True, tag="snapshot"):
+    """Full state of the room at position `seq`; later events continue from `seq` + 1."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    seq: Annotated[LastSeq, Meta(description="Seq of the last event included; 0 if none yet.")]
+    state: Annotated[RoomState, Meta(description="The room at `seq`.")]
+
+
+# --------------------------------------------------------------------------------------------
+# Room events (in the room log)
+# --------------------------------------------------------------------------------------------
+
+
+class Event(Message, frozen=True, kw_only=True):
+    """Base of room events: every event has the room id and its position in the room log."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    seq: Seq
+
+
+class PlayerJoined(Event, frozen=True, kw_only=True, tag="player_joined"):
+    """A player took a seat."""
+
+    player: PlayerId
+    name: Name
+    seat: Seat
+
+
+class PlayerLeft(Event, frozen=True, kw_only=True, tag="player_left"):
+    """A player left the room."""
+
+    player: PlayerId
+    seat: Seat
+    forfeited: Annotated[bool, Meta(description="True if they left a game in progress.")]
+
+
+class PlayerDisconnected(Event, frozen=True, kw_only=True, tag="player_disconnected"):
+    """A player's connection was lost; the seat is kept for `rejoin`."""
+
+    player: PlayerId
+
+
+class PlayerReconnected(Event, frozen=True, kw_only=True, tag="player_reconnected"):
+    """A player took their seat back with `rejoin`."""
+
+    player: PlayerId
+
+
+class HostChanged(Event, frozen=True, kw_only=True, tag="host_changed"):
+    """Another player became host (the previous host left)."""
+
+    player: Annotated[PlayerId | None, Meta(description="New host; null if nobody is left.")]
+
+
+class GameStarted(Event, frozen=True, kw_only=True, tag="game_started"):
+    """The game started; `order` is the turn order, first player first."""
+
+    order: Annotated[
+        PlayerIds,
+        Meta(min_length=1, description="Turn order of the whole game, first player first."),
+    ]
+    first_player: Annotated[FirstPlayer, Meta(description="The room's first_player option.")]
+
+
+class RollOff(Event, frozen=True, kw_only=True, tag="roll_off"):
+    """One round of the roll-off that picks the first player (highest total starts)."""
+
+    round: Annotated[int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Roll-off round, 1, 2, ...")]
+    rolls: Annotated[
+        tuple[RollOffRoll, ...],
+        Meta(min_length=1, max_length=MAX_SEATS, description="One roll per contender, by seat."),
+    ]
+    contenders_next: Annotated[
+        PlayerIds,
+        Meta(description="Tied players who roll again; empty when the first player is decided."),
+    ]
+
+
+class Rolled(Event, frozen=True, kw_only=True, tag="rolled"):
+    """The player on turn rolled."""
+
+    player: PlayerId
+    dice: Dice5
+    roll_number: Annotated[int, Meta(ge=1, le=3, description="1, 2 or 3.")]
+    rolls_left: Annotated[int, Meta(ge=0, le=2, description="3 - roll_number.")]
+    held: Annotated[DiceIndexes, Meta(description="Indexes of the dice that were kept.")]
+    preview: PreviewList
+    yahtzee_bonus_pending: Annotated[
+        bool, Meta(description="Scoring now pays the +100 extra-Yahtzee bonus.")
+    ]
+
+
+class Held(Event, frozen=True, kw_only=True, tag="held"):
+    """The held set of the player on turn changed."""
+
+    player: PlayerId
+    held: Annotated[DiceIndexes, Meta(description="The whole held set now, ascending.")]
+
+
+class Scored(Event, frozen=True, kw_only=True, tag="scored"):
+    """A box was filled; the turn is over."""
+
+    player: PlayerId
+    box: Annotated[Box, Meta(description="The box filled.")]
+    points: Annotated[Points, Meta(description="Points written in the box.")]
+    upper_bonus: Annotated[Count, Meta(description="The player's upper bonus now.")]
+    yahtzee_bonus: Annotated[Count, Meta(description="The player's extra-Yahtzee bonus now.")]
+    joker: Annotated[bool, Meta(description="Scored under the Joker rule.")]
+    automatic: Annotated[
+        bool, Meta(description="Chosen by the server (turn timer expired), not the player.")
+    ]
+    total: Annotated[Count, Meta(description="The player's grand total now.")]
+
+
+class TurnChanged(Event, frozen=True, kw_only=True, tag="turn_changed"):
+    """A turn begins."""
+
+    player: PlayerId
+    round: Round
+    deadline_ms: Annotated[
+        UnixMs | None, Meta(description="Unix time (ms) the turn times out, or null.")
+    ]
+
+
+class GameOver(Event, frozen=True, kw_only=True, tag="game_over"):
+    """The game ended; `results` are ordered by place, then seat."""
+
+    results: Annotated[
+        tuple[Standing, ...],
+        Meta(min_length=1, max_length=MAX_SEATS, description="Every player, by place then seat."),
+    ]
+
+
+class Spectators(Event, frozen=True, kw_only=True, tag="spectators"):
+    """The number of spectators changed."""
+
+    count: Count
+
+
+ServerMessage: TypeAlias = (
+    Welcome
+    | Ack
+    | Error
+    | Pong
+    | Snapshot
+    | PlayerJoined
+    | PlayerLeft
+    | PlayerDisconnected
+    | PlayerReconnected
+    | HostChanged
+    | GameStarted
+    | RollOff
+    | Rolled
+    | Held
+    | Scored
+    | TurnChanged
+    | GameOver
+    | Spectators
+)
+"""Any message the server may send."""
+
+
+def _by_type(*classes: type[Message]) -> Mapping[str, type[Any]]:
+    return MappingProxyType({message_type(cls): cls for cls in classes})
+
+
+CLIENT_MESSAGE_TYPES: Final[Mapping[str, type[ClientMessage]]] = _by_type(*get_args(ClientMessage))
+"""Client message classes by wire `type`, in definition order."""
+
+SERVER_MESSAGE_TYPES: Final[Mapping[str, type[ServerMessage]]] = _by_type(*get_args(ServerMessage))
+"""Server message classes by wire `type`, in definition order."""
+
+RESULT_TYPES: Final[Mapping[str, type[AckResult]]] = MappingProxyType(
+    {
+        "hello": EmptyResult,
+        "create_room": CreateRoomResult,
+        "list_rooms": ListRoomsResult,
+        "get_room": GetRoomResult,
+        "join": JoinResult,
+        "rejoin": RejoinResult,
+        "spectate": EmptyResult,
+        "leave": EmptyResult,
+        "start": EmptyResult,
+        "roll": EmptyResult,
+        "hold": EmptyResult,
+        "release": EmptyResult,
+        "score": EmptyResult,
+    }
+)
+"""Result class of the ack of each command type (`ping` is answered by `pong`, not `ack`)."""
+
+
+def make_ack(command_id: str, result: AckResult | None = None, *, seq: int | None = None) -> Ack:
+    """Build the `ack` for a command: ``make_ack("c3", JoinResult(...), seq=4)``.
+
+    ``result`` defaults to the empty result. ``seq`` is the room's seq after the command, or
+    ``None`` when the connection is not in a room.
+    """
+    value = msgspec.json.decode(msgspec.json.encode(result if result is not None else {}))
+    return Ack(id=command_id, seq=seq, result=value)

@@ -1,0 +1,73 @@
+"""The architecture's import boundaries, checked on the source itself.
+
+`server/game` (the rules) and `protocol` (the wire contract) stay pure: no I/O library, so they
+can be tested without a network and reused by any client. `clients` depend on `protocol` only,
+never on `server`. The check reads every module's imports with `ast`, so a lazy import inside a
+function is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+IO_LIBRARIES = frozenset(
+    {"asyncio", "socket", "redis", "websockets", "starlette", "uvicorn", "selectors", "ssl"}
+)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Top-level names of every module that `path` imports (absolute imports only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def python_files(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def test_imported_modules_sees_plain_from_and_nested_imports(tmp_path: Path) -> None:
+    module = tmp_path / "sample.py"
+    module.write_text(
+        "import os.path\nfrom redis import asyncio\nfrom . import sibling\n"
+        "def later():\n    import socket\n"
+    )
+    assert imported_modules(module) == {"os", "redis", "socket"}
+
+
+@pytest.mark.parametrize("package", ["server/game", "protocol"])
+def test_pure_packages_import_no_io_library(package: str) -> None:
+    files = python_files(package)
+    assert files, f"{package} has no modules"
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(imported_modules(path) & IO_LIBRARIES)
+        for path in files
+        if imported_modules(path) & IO_LIBRARIES
+    }
+    assert offenders == {}
+
+
+def test_pure_packages_do_not_import_the_server_glue() -> None:
+    for package in ("server/game", "protocol"):
+        for path in python_files(package):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    allowed = package == "server/game" and node.module.startswith("server.game")
+                    assert allowed or not node.module.startswith("server"), (path, node.module)
+
+
+def test_clients_import_nothing_from_server() -> None:
+    files = python_files("clients")
+    assert files, "clients has no modules"
+    offenders = [str(p.relative_to(ROOT)) for p in files if "server" in imported_modules(p)]
+    assert offenders == []
