@@ -47,8 +47,10 @@ def _run(*args: str | Path) -> None:
 
 def ensure_environment() -> None:
     """Create the virtual environment and install the locked dependencies when needed."""
-    if sys.version_info < (3, 11):
-        sys.exit("Python 3.11 or newer is required (this is %d.%d)." % sys.version_info[:2])
+    # This script may be started by any python3 on the machine, so the check is not redundant.
+    if sys.version_info < (3, 11):  # noqa: UP036
+        major, minor = sys.version_info[:2]
+        sys.exit(f"Python 3.11 or newer is required (this is {major}.{minor}).")
     wanted = _fingerprint()
     if STAMP.exists() and STAMP.read_text().strip() == wanted and PYTHON.exists():
         return
