@@ -67,7 +67,6 @@ from protocol.transport import Encoding
 from protocol.types import (
     YAHTZEE_BOXES,
     Box,
-    ExtraYahtzees,
     FirstPlayer,
     Joker,
     Phase,
@@ -216,6 +215,7 @@ create_room = CreateRoom(id="a3", seats=2, public=False, turn_seconds=60, option
 ack_create_room = make_ack("a3", CreateRoomResult(room=ROOM, invite_code=INVITE))
 join_ann = Join(id="a4", room=ROOM, name="Ann", invite_code=INVITE)
 ann_joined = PlayerJoined(room=ROOM, seq=_log.next(), player=ANN, name="Ann", seat=0)
+ann_host = HostChanged(room=ROOM, seq=_log.next(), player=ANN)  # the first player becomes host
 ack_join_ann = make_ack("a4", JoinResult(player=ANN, seat=0, token=ANN_TOKEN), seq=_log.seq)
 
 
@@ -483,7 +483,15 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_S, _A, ack_create_room, note="Not in a room yet: ack.seq is null."),
     Step(_A, _S, join_ann),
     Step(_S, _A, ack_join_ann, note="Ann stores the token; it is never sent again."),
-    Step(_S, _A, snapshot_ann, note="The snapshot already contains Ann's player_joined (seq 1)."),
+    Step(
+        _S,
+        _A,
+        snapshot_ann,
+        note=(
+            f"The snapshot already contains Ann's player_joined (seq {ann_joined.seq}) and"
+            f" host_changed (seq {ann_host.seq}): the first player to join becomes host."
+        ),
+    ),
     Step(_B, _S, note="Bob connects with yahtzee.v1.msgpack (shown as JSON for reading)."),
     Step(_S, _B, welcome_msgpack),
     Step(_B, _S, get_room_bob),
@@ -507,7 +515,12 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_S, _A + ", " + _B, rolled_2),
     Step(_S, _A, ack_roll_2),
     Step(_B, _S, roll_bob_early),
-    Step(_S, _B, error_not_your_turn, note="Rejected: nothing changed, seq stays 8."),
+    Step(
+        _S,
+        _B,
+        error_not_your_turn,
+        note=f"Rejected: nothing changed, seq stays {error_not_your_turn.seq}.",
+    ),
     Step(_A, _S, score),
     Step(_S, _A + ", " + _B, scored),
     Step(_S, _A + ", " + _B, turn_bob_1),
@@ -557,14 +570,9 @@ _yatzy_summary = RoomSummary(
     public=True,
     players=("Åsa", "Nils", "Zoë 🎲"),
     seats=4,
-    open_seats=1,
+    open_seats=0,  # always 0 once the game has started: nobody can join any more
     spectators=3,
-    options=RoomOptions(
-        rules=Rules.YATZY,
-        extra_yahtzees=ExtraYahtzees.OFF,
-        joker=Joker.FREE,
-        first_player=FirstPlayer.SEAT_ORDER,
-    ),
+    options=RoomOptions(rules=Rules.YATZY),  # as created by vector create_room_yatzy
     turn_seconds=0,
 )
 
@@ -600,7 +608,7 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
             id="req-0002",
             seats=4,
             public=True,
-            options=RoomOptions(rules=Rules.YATZY, first_player=FirstPlayer.SEAT_ORDER),
+            options=RoomOptions(rules=Rules.YATZY),
         ),
     ),
     ("list_rooms", ListRooms(id="a10")),
@@ -656,7 +664,7 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
         "roll_off_tie",
         RollOff(
             room="Yatzy_night",
-            seq=4,
+            seq=5,  # after 3 player_joined and the first player's host_changed
             round=1,
             rolls=(
                 RollOffRoll(player="p-asa", dice=(6, 6, 5, 4, 3), total=24),
@@ -679,11 +687,13 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
             player=ANN,
             box=Box.FOURS,
             points=20,
-            upper_bonus=35,
+            upper_bonus=0,
             yahtzee_bonus=100,
             joker=True,
             automatic=False,
-            total=213,
+            # fours 20 + aces 3, threes 9, fives 15 (upper 47, no bonus); 3K 24, 4K 17,
+            # small straight 30, YAHTZEE 50 (lower 121); + 100 bonus
+            total=268,
         ),
     ),
     ("turn_changed", turn_ann_1),

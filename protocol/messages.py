@@ -247,10 +247,21 @@ class RoomSummary(Object, frozen=True, kw_only=True):
     status: Annotated[RoomStatus, Meta(description="Life cycle of the room.")]
     public: Annotated[bool, Meta(description="Listed by `list_rooms`, joinable without code.")]
     players: Annotated[
-        tuple[Name, ...], Meta(max_length=MAX_SEATS, description="Names, in seat order.")
+        tuple[Name, ...],
+        Meta(
+            max_length=MAX_SEATS,
+            description="Names of every seated player (forfeited ones too), in seat order.",
+        ),
     ]
     seats: Annotated[int, Meta(ge=1, le=MAX_SEATS, description="Number of seats, 1..8.")]
-    open_seats: Annotated[int, Meta(ge=0, le=MAX_SEATS, description="Seats still free.")]
+    open_seats: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=MAX_SEATS,
+            description="Seats a `join` can take now: free seats in the lobby, 0 once started.",
+        ),
+    ]
     spectators: Annotated[Count, Meta(description="Connected spectators.")]
     options: Annotated[RoomOptions, Meta(description="Rule options of the room.")]
     turn_seconds: TurnSeconds
@@ -367,7 +378,15 @@ class Standing(Object, frozen=True, kw_only=True):
     name: Name
     total: Annotated[Count, Meta(description="Grand total.")]
     place: Annotated[
-        int, Meta(ge=1, le=MAX_SEATS, description="1 = winner; equal totals share a place.")
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SEATS,
+            description=(
+                "1 = winner; equal totals share a place (1, 1, 3);"
+                " forfeited players rank after the others."
+            ),
+        ),
     ]
     forfeited: Annotated[bool, Meta(description="Left before the end of the game.")]
 
@@ -749,7 +768,10 @@ class Scored(Event, frozen=True, kw_only=True, tag="scored"):
     points: Annotated[Points, Meta(description="Points written in the box.")]
     upper_bonus: Annotated[Count, Meta(description="The player's upper bonus now.")]
     yahtzee_bonus: Annotated[Count, Meta(description="The player's extra-Yahtzee bonus now.")]
-    joker: Annotated[bool, Meta(description="Scored under the Joker rule.")]
+    joker: Annotated[
+        bool,
+        Meta(description="Five of a kind scored with the YAHTZEE box filled (extra_yahtzees on)."),
+    ]
     automatic: Annotated[
         bool, Meta(description="Chosen by the server (turn timer expired), not the player.")
     ]

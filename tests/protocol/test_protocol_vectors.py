@@ -277,3 +277,31 @@ def test_walkthrough_seqs_are_consecutive() -> None:
     gaps = [(a, b) for a, b in itertools.pairwise(distinct) if b != a + 1]
     assert len(gaps) == 1
     assert seqs == sorted(seqs)
+
+
+def _server_values() -> list[dict[str, Any]]:
+    data = json.loads((VECTORS / "server.json").read_text(encoding="utf-8"))
+    return [v["value"] for v in data["vectors"]]
+
+
+def test_examples_agree_with_each_other() -> None:
+    """Examples describing the same room or game must not contradict each other."""
+    values = _server_values()
+    summaries = [
+        room
+        for v in values
+        if v["type"] == "ack"
+        for room in v["result"].get("rooms", [v["result"].get("room")])
+        if isinstance(room, dict)
+    ]
+    for room in summaries:  # only a lobby has seats a join can take
+        assert room["status"] == "lobby" or room["open_seats"] == 0, room
+    roll_off_rooms = {v["room"] for v in values if v["type"] == "roll_off"}
+    for room in summaries:
+        if room["room"] in roll_off_rooms:
+            assert room["options"]["first_player"] == "roll_off", room
+    for v in values:  # running totals can hold the boxes they imply
+        if v["type"] == "scored" and v["yahtzee_bonus"]:
+            # the YAHTZEE box holds 50; an upper bonus needs 63 upper points
+            floor = 50 + v["yahtzee_bonus"] + (63 + 35 if v["upper_bonus"] else 0)
+            assert v["total"] >= floor + v["points"] * (not v["upper_bonus"]), v
