@@ -1,0 +1,289 @@
+"""The room store: Redis is the source of truth.
+
+Keys of one room share the hash tag ``{room:<id>}`` (so one room lives in one Cluster slot)::
+
+    <prefix>{room:<id>}:room      hash    version, seq, record (JSON: game state + room metadata)
+    <prefix>{room:<id>}:log       stream  the event log; entry id ``0-<seq>``, field ``e`` (JSON)
+    <prefix>{room:<id>}:seats     hash    seat metadata (sha256 of seat tokens, player ids, names)
+    <prefix>{room:<id>}:results   hash    command-id -> ``<seq>|<result JSON>`` (idempotency)
+    <prefix>{room:<id>}:resorder  list    insertion order of ``results``, to cap it
+    <prefix>{room:<id>}:spectators zset   spectator connection -> lease expiry (ms)
+
+Process-wide keys (each a single key, so also fine on Cluster)::
+
+    <prefix>rooms                 zset    room index, scored by the room's expiry time (ms)
+    <prefix>rooms:info            hash    room id -> summary JSON (status, public, players, ...)
+    <prefix>deadlines             zset    room id -> turn deadline (ms since the epoch)
+
+and the pub/sub channel ``<prefix>wake:<id>`` carrying only a wake-up (the last seq).
+
+Every change of a room goes through :meth:`RoomStore.commit`, one Lua script
+(``transition.lua``) that checks the expected version, appends the events with consecutive seqs,
+writes the record and seat fields, caches the command result, refreshes the TTL of all the room's
+keys and publishes the wake-up. Two writers racing on one room can never both win: the loser gets
+:class:`Conflict` and retries from a fresh load. Every write sets a TTL (idle period for live
+rooms, retention period for finished ones), the results cache is capped, and the indexes are
+pruned when read, so nothing grows without bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+
+__all__ = ["Committed", "Conflict", "LoadedRoom", "RoomKeys", "RoomStore"]
+
+_TRANSITION = (Path(__file__).parent / "transition.lua").read_text(encoding="utf-8")
+
+# Claim a due deadline: push it `lease` ms into the future, so that one process works on it
+# while a crashed claimer's entry comes back after the lease. The CAS makes the firing itself
+# exactly-once.
+_CLAIM = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+  return 1
+end
+return 0
+"""
+
+_json_encode = msgspec.json.Encoder().encode
+_json_decode = msgspec.json.Decoder().decode
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class RoomKeys:
+    room: str
+    log: str
+    seats: str
+    results: str
+    resorder: str
+    channel: str
+
+    def all(self) -> list[str]:
+        return [self.room, self.log, self.seats, self.results, self.resorder]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRoom:
+    room_id: str
+    version: int
+    seq: int
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    version: int
+    first_seq: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    version: int
+    seq: int
+
+
+class RoomStore:
+    """Typed access to the room keys; knows Redis, not the rules."""
+
+    def __init__(self, redis: aioredis.Redis, prefix: str = "yz:") -> None:
+        self.redis = redis
+        # redis-py's return types are unions over decode_responses; this client returns bytes.
+        self._r: Any = redis
+        self.prefix = prefix
+        self._transition = redis.register_script(_TRANSITION)
+        self._claim = redis.register_script(_CLAIM)
+        self.index_key = f"{prefix}rooms"
+        self.summary_key = f"{prefix}rooms:info"
+        self.deadlines_key = f"{prefix}deadlines"
+        self.wake_pattern = f"{prefix}wake:*"
+
+    def keys(self, room_id: str) -> RoomKeys:
+        base = f"{self.prefix}{{room:{room_id}}}"
+        return RoomKeys(
+            room=f"{base}:room",
+            log=f"{base}:log",
+            seats=f"{base}:seats",
+            results=f"{base}:results",
+            resorder=f"{base}:resorder",
+            channel=f"{self.prefix}wake:{room_id}",
+        )
+
+    def room_of_channel(self, channel: str) -> str:
+        return channel[len(self.prefix) + len("wake:") :]
+
+    # -- state -------------------------------------------------------------------------------
+
+    async def load(self, room_id: str) -> LoadedRoom | None:
+        raw = await self._r.hmget(self.keys(room_id).room, ["version", "seq", "record"])
+        version, seq, record = raw
+        if version is None or record is None:
+            return None
+        return LoadedRoom(room_id, int(version), int(seq or 0), _json_decode(record))
+
+    async def commit(
+        self,
+        room_id: str,
+        expected_version: int,
+        record: Mapping[str, Any],
+        events: Sequence[Mapping[str, Any]] = (),
+        *,
+        ttl_seconds: int,
+        seats: Mapping[str, str] | None = None,
+        cache_field: str | None = None,
+        cache_value: bytes | str = b"",
+        cache_size: int = 1024,
+    ) -> Committed | Conflict:
+        """Atomically apply one transition; see ``transition.lua``."""
+        keys = self.keys(room_id)
+        seat_items = list((seats or {}).items())
+        args: list[Any] = [
+            expected_version,
+            _json_encode(record),
+            max(1, int(ttl_seconds)),
+            keys.channel,
+            cache_field or "",
+            cache_value,
+            cache_size,
+            len(seat_items),
+        ]
+        for field, value in seat_items:
+            args += [field, value]
+        args.append(len(events))
+        args += [_json_encode(event) for event in events]
+        result = await self._transition(keys=keys.all(), args=args)
+        if int(result[0]) == 1:
+            return Committed(int(result[1]), int(result[2]), int(result[3]))
+        return Conflict(int(result[1]), int(result[2]))
+
+    # -- log ---------------------------------------------------------------------------------
+
+    async def read_events(
+        self, room_id: str, after_seq: int = 0, count: int | None = None
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Events with seq > ``after_seq``, in order (empty when none or the room expired)."""
+        entries = await self._r.xrange(
+            self.keys(room_id).log, min=f"0-{after_seq + 1}", max="+", count=count
+        )
+        out: list[tuple[int, dict[str, Any]]] = []
+        for entry_id, fields in entries:
+            seq = int(entry_id.split(b"-")[1])
+            out.append((seq, _json_decode(fields[b"e"])))
+        return out
+
+    async def first_seq(self, room_id: str) -> int | None:
+        """Seq of the oldest event still in the log (None when the log is empty or gone)."""
+        entries = await self._r.xrange(self.keys(room_id).log, min="-", max="+", count=1)
+        if not entries:
+            return None
+        return int(entries[0][0].split(b"-")[1])
+
+    async def current_seq(self, room_id: str) -> int | None:
+        raw: bytes | None = await self._r.hget(self.keys(room_id).room, "seq")
+        return int(raw) if raw is not None else None
+
+    # -- spectators (leases: a crashed process's spectators drop out when theirs run out) ------
+
+    def spectators_key(self, room_id: str) -> str:
+        return f"{self.prefix}{{room:{room_id}}}:spectators"
+
+    async def spectator_put(self, room_id: str, conn_id: str, lease_ms: int) -> int:
+        """Add or refresh a spectator lease; returns the live spectator count."""
+        key = self.spectators_key(room_id)
+        now = now_ms()
+        pipe = self._r.pipeline(transaction=True)
+        pipe.zadd(key, {conn_id: now + lease_ms})
+        pipe.zremrangebyscore(key, "-inf", now)
+        pipe.zcard(key)
+        pipe.pexpire(key, lease_ms * 2)
+        result = await pipe.execute()
+        return int(result[2])
+
+    async def spectator_drop(self, room_id: str, conn_id: str) -> int:
+        key = self.spectators_key(room_id)
+        pipe = self._r.pipeline(transaction=True)
+        pipe.zrem(key, conn_id)
+        pipe.zremrangebyscore(key, "-inf", now_ms())
+        pipe.zcard(key)
+        result = await pipe.execute()
+        return int(result[2])
+
+    # -- seats and idempotency ---------------------------------------------------------------
+
+    async def seat_fields(self, room_id: str) -> dict[str, str]:
+        raw: dict[bytes, bytes] = await self._r.hgetall(self.keys(room_id).seats)
+        return {k.decode(): v.decode() for k, v in raw.items()}
+
+    async def seat_field(self, room_id: str, field: str) -> str | None:
+        raw: bytes | None = await self._r.hget(self.keys(room_id).seats, field)
+        return raw.decode() if raw is not None else None
+
+    async def cached_result(self, room_id: str, field: str) -> tuple[int, bytes] | None:
+        raw: bytes | None = await self._r.hget(self.keys(room_id).results, field)
+        if raw is None:
+            return None
+        seq, _, value = raw.partition(b"|")
+        return int(seq), value
+
+    # -- room index --------------------------------------------------------------------------
+
+    async def index_put(self, room_id: str, summary: Mapping[str, Any], expires_ms: int) -> None:
+        """Record a room's summary (status, public, players, ...) until ``expires_ms``."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zadd(self.index_key, {room_id: expires_ms})
+        pipe.hset(self.summary_key, room_id, _json_encode(summary))
+        await pipe.execute()
+
+    async def index_list(self, limit: int = 1000) -> list[tuple[str, dict[str, Any]]]:
+        """Summaries of rooms not yet expired, most recently active first (prunes expired)."""
+        await self.index_prune()
+        ids: list[bytes] = await self._r.zrevrange(self.index_key, 0, limit - 1)
+        if not ids:
+            return []
+        raw: list[bytes | None] = await self._r.hmget(self.summary_key, ids)
+        return [
+            (room_id.decode(), _json_decode(info))
+            for room_id, info in zip(ids, raw, strict=True)
+            if info is not None
+        ]
+
+    async def index_prune(self) -> None:
+        expired: list[bytes] = await self._r.zrangebyscore(
+            self.index_key, "-inf", now_ms(), start=0, num=1000
+        )
+        if expired:
+            pipe = self._r.pipeline(transaction=False)
+            pipe.zrem(self.index_key, *expired)
+            pipe.hdel(self.summary_key, *expired)
+            await pipe.execute()
+
+    # -- turn deadlines ----------------------------------------------------------------------
+
+    async def set_deadline(self, room_id: str, at_ms: int | None) -> None:
+        if at_ms is None:
+            await self._r.zrem(self.deadlines_key, room_id)
+        else:
+            await self._r.zadd(self.deadlines_key, {room_id: at_ms})
+
+    async def due_deadlines(self, at_ms: int, limit: int = 50) -> list[str]:
+        ids: list[bytes] = await self._r.zrangebyscore(
+            self.deadlines_key, "-inf", at_ms, start=0, num=limit
+        )
+        return [i.decode() for i in ids]
+
+    async def claim_deadline(self, room_id: str, at_ms: int, lease_ms: int = 5000) -> bool:
+        """True for exactly one caller per due deadline (until the lease runs out)."""
+        won = await self._claim(keys=[self.deadlines_key], args=[room_id, at_ms, lease_ms])
+        return int(won) == 1
