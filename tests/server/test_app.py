@@ -1,0 +1,26 @@
+"""The ASGI app in-process, with its lifespan, against the real Redis fixture."""
+
+from __future__ import annotations
+
+import httpx
+
+from server.app import create_app
+from server.settings import Settings
+
+
+async def test_health_and_ready(redis_url: str, redis_prefix: str) -> None:
+    app = create_app(Settings(redis_url=redis_url, redis_prefix=redis_prefix))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            assert (await client.get("/healthz")).text == "ok"
+            assert (await client.get("/readyz")).json() == {"ready": True}
+
+
+async def test_embedded_redis_when_no_url() -> None:
+    app = create_app(Settings(redis_url=None))
+    async with app.router.lifespan_context(app):
+        runtime = app.state.runtime
+        assert runtime.embedded is not None
+        assert await runtime.redis.ping()
+    assert runtime.embedded.port is None  # stopped with the app
