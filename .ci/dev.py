@@ -41,8 +41,9 @@ def _say(text: str) -> None:
     print(f"[dev] {text}", file=sys.stderr, flush=True)
 
 
-def _run(*args: str | Path) -> None:
-    subprocess.run([str(a) for a in args], check=True, cwd=ROOT)
+def _run(*args: str | Path, quiet_warnings: bool = False) -> None:
+    env = dict(os.environ, PYTHONWARNINGS="ignore") if quiet_warnings else None
+    subprocess.run([str(a) for a in args], check=True, cwd=ROOT, env=env)
 
 
 def ensure_environment() -> None:
@@ -61,7 +62,8 @@ def ensure_environment() -> None:
     pip = (PYTHON, "-m", "pip", "--disable-pip-version-check", "--quiet", "install")
     _run(*pip, "--require-hashes", "-r", ROOT / "requirements.lock")
     # The project itself: editable, no dependency resolution (everything is locked above).
-    _run(*pip, "--no-deps", "--no-build-isolation", "-e", ROOT)
+    # setuptools' notes about editable installs are for packagers, not for the person running this.
+    _run(*pip, "--no-deps", "--no-build-isolation", "-e", ROOT, quiet_warnings=True)
     STAMP.write_text(wanted)
 
 

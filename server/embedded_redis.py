@@ -161,6 +161,9 @@ class EmbeddedRedis:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     cwd=self._tmpdir,
+                    # Its own session: a Ctrl+C in the terminal reaches the service, which then
+                    # shuts down in order; the data server must outlive that shutdown.
+                    start_new_session=True,
                     preexec_fn=_die_with_parent if on_main and sys.platform == "linux" else None,
                 )  # fmt: skip
             if self._wait_ready(process, port):
