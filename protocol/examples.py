@@ -199,6 +199,7 @@ welcome_json = Welcome(
     encoding=Encoding.JSON,
     limits=DEFAULT_LIMITS,
     heartbeat_seconds=20,
+    server_time_ms=T0,
 )
 welcome_msgpack = Welcome(
     server_version=SERVER_VERSION,
@@ -206,6 +207,7 @@ welcome_msgpack = Welcome(
     encoding=Encoding.MSGPACK,
     limits=DEFAULT_LIMITS,
     heartbeat_seconds=20,
+    server_time_ms=T0,
 )
 hello = Hello(id="a1", client="yahtzee-cli/0.1.0")
 ack_hello = make_ack("a1")
@@ -277,7 +279,14 @@ roll_off = RollOff(
 game_started = GameStarted(
     room=ROOM, seq=_log.next(), order=(ANN, BOB), first_player=FirstPlayer.ROLL_OFF
 )
-turn_ann_1 = TurnChanged(room=ROOM, seq=_log.next(), player=ANN, round=1, deadline_ms=T0 + 60_000)
+turn_ann_1 = TurnChanged(
+    room=ROOM,
+    seq=_log.next(),
+    player=ANN,
+    round=1,
+    deadline_ms=T0 + 60_000,
+    server_time_ms=T0,
+)
 ack_start = make_ack("a5", seq=_log.seq)
 roll_1 = Roll(id="a6")
 rolled_1 = Rolled(
@@ -357,7 +366,14 @@ scored = Scored(
     automatic=False,
     total=14,
 )
-turn_bob_1 = TurnChanged(room=ROOM, seq=_log.next(), player=BOB, round=1, deadline_ms=T0 + 75_000)
+turn_bob_1 = TurnChanged(
+    room=ROOM,
+    seq=_log.next(),
+    player=BOB,
+    round=1,
+    deadline_ms=T0 + 75_000,
+    server_time_ms=T0 + 15_000,
+)
 ack_score = make_ack("a9", seq=_log.seq)
 spectate = Spectate(id="c1", room=ROOM, invite_code=INVITE)
 _ann_after_1 = _player(
@@ -442,7 +458,14 @@ scored_bob = Scored(
     automatic=False,
     total=25,
 )
-turn_ann_2 = TurnChanged(room=ROOM, seq=_log.next(), player=ANN, round=2, deadline_ms=T0 + 104_000)
+turn_ann_2 = TurnChanged(
+    room=ROOM,
+    seq=_log.next(),
+    player=ANN,
+    round=2,
+    deadline_ms=T0 + 104_000,
+    server_time_ms=T0 + 44_000,
+)
 ack_score_bob = make_ack("b6", seq=_log.seq)
 last_round_seq = 148  # rounds 2..13 are elided from the walk-through
 scored_last = Scored(
@@ -615,6 +638,10 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("get_room", get_room_bob),
     ("join", join_ann),
     ("join_public_unicode", Join(id="z1", room="Yatzy_night", name="Zoë 🎲")),
+    (
+        "join_with_key",
+        Join(id="z2", room="Yatzy_night", name="Zoë", join_key="5b0e6f3c-join-1"),
+    ),
     ("rejoin", rejoin),
     ("rejoin_snapshot", Rejoin(id="b9", room=ROOM, token=BOB_TOKEN)),
     ("spectate", spectate),
@@ -699,7 +726,14 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("turn_changed", turn_ann_1),
     (
         "turn_changed_no_timer",
-        TurnChanged(room="Yatzy_night", seq=12, player="p-zoe", round=1, deadline_ms=None),
+        TurnChanged(
+            room="Yatzy_night",
+            seq=12,
+            player="p-zoe",
+            round=1,
+            deadline_ms=None,
+            server_time_ms=T0 + 3_000,
+        ),
     ),
     ("game_over", game_over),
     ("spectators", spectators),

@@ -488,6 +488,12 @@ class GetRoom(Command, frozen=True, kw_only=True, tag="get_room"):
     invite_code: Annotated[InviteCode | None, Meta(description="Needed for a private room.")] = None
 
 
+JoinKey = Annotated[
+    str,
+    Meta(min_length=1, max_length=64, description="Client-generated join key (1..64 characters)."),
+]
+
+
 class Join(Command, frozen=True, kw_only=True, tag="join"):
     """Take a free seat in a room in the lobby."""
 
@@ -496,6 +502,13 @@ class Join(Command, frozen=True, kw_only=True, tag="join"):
     room: RoomId
     name: Name
     invite_code: Annotated[InviteCode | None, Meta(description="Needed for a private room.")] = None
+    join_key: Annotated[
+        JoinKey | None,
+        Meta(
+            description="Makes a repeated join safe: the same room and key again returns the "
+            "same seat with a new token."
+        ),
+    ] = None
 
 
 class Rejoin(Command, frozen=True, kw_only=True, tag="rejoin"):
@@ -599,6 +612,10 @@ class Welcome(Message, frozen=True, kw_only=True, tag="welcome"):
     heartbeat_seconds: Annotated[
         int, Meta(ge=1, le=3600, description="Interval of server WebSocket pings, seconds.")
     ]
+    server_time_ms: Annotated[
+        UnixMs | None,
+        Meta(description="The server's clock (Unix ms) when it sent this, or null."),
+    ] = None
 
 
 class Ack(Message, frozen=True, kw_only=True, tag="ack"):
@@ -786,6 +803,10 @@ class TurnChanged(Event, frozen=True, kw_only=True, tag="turn_changed"):
     deadline_ms: Annotated[
         UnixMs | None, Meta(description="Unix time (ms) the turn times out, or null.")
     ]
+    server_time_ms: Annotated[
+        UnixMs | None,
+        Meta(description="The server's clock (Unix ms) when the turn began, or null."),
+    ] = None
 
 
 class GameOver(Event, frozen=True, kw_only=True, tag="game_over"):

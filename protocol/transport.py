@@ -83,6 +83,7 @@ class CloseCode(enum.IntEnum):
     INTERNAL_ERROR = 1011
     SERVICE_RESTART = 1012
     SLOW_CONSUMER = 4000
+    #: Reserved: not sent by version 1 servers (a heartbeat timeout closes with 1011).
     HEARTBEAT_TIMEOUT = 4001
 
 
@@ -105,7 +106,8 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
             "A client bug: reconnect and resume, never resend that frame.",
         ),
         CloseCode.INTERNAL_ERROR: (
-            "Unexpected server failure.",
+            "Unexpected server failure, or heartbeat timeout: no Pong arrived within "
+            "`heartbeat_seconds` of a server Ping (section 8.2).",
             "Reconnect with backoff and resume.",
         ),
         CloseCode.SERVICE_RESTART: (
@@ -117,8 +119,8 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
             "Reconnect and resume with `last_seq`.",
         ),
         CloseCode.HEARTBEAT_TIMEOUT: (
-            "Nothing (no pong, no message) was received from the client in time.",
-            "Reconnect and resume with `last_seq`.",
+            "Reserved; not sent by this version (a heartbeat timeout is 1011).",
+            "Handle like 1011: reconnect and resume with `last_seq`.",
         ),
     }
 )

@@ -76,8 +76,18 @@ class Runtime:
     draining: bool = False
     sessions: set[Any] = field(default_factory=set)
     sessions_by_role: dict[str, int] = field(default_factory=dict)
-    player_connections: dict[tuple[str, str], int] = field(default_factory=dict)
     spectator_lease_ms: int = 60_000
+
+    @property
+    def player_lease_ms(self) -> int:
+        return max(1, int(self.settings.player_lease_seconds * 1000))
+
+    def kick(self, conn_id: str) -> None:
+        """Close this process's connection ``conn_id`` (if any) with 1000: its seat was taken
+        back by another connection."""
+        for session in list(self.sessions):
+            if session.conn_id == conn_id:
+                session.close(CloseCode.NORMAL)
 
     async def drain(self) -> None:
         """Stop reading commands, finish those in flight, close every socket with 1012."""
@@ -245,10 +255,12 @@ def routes() -> list[BaseRoute]:
 
 
 async def _timer_loop(rt: Runtime) -> None:
-    """Fire expired turn deadlines (claimed atomically, so one process plays each)."""
+    """Fire expired deadlines and sweep expired player leases (each claimed atomically, so one
+    process acts on each)."""
     while True:
         try:
             await rt.service.fire_due_timers()
+            await rt.service.sweep_player_leases()
         except (aioredis.RedisError, OSError) as exc:
             raise_if_cancelling()
             rt.metrics.redis_errors.labels("timer").inc()
@@ -261,21 +273,41 @@ async def _timer_loop(rt: Runtime) -> None:
 
 
 async def _lease_loop(rt: Runtime) -> None:
-    """Keep this process's spectator leases alive; recount rooms whose count changed."""
+    """Renew this process's player and spectator leases; recount rooms whose count changed.
+
+    A player lease that was swept meanwhile (this process was stalled for a whole lease) takes
+    the seat back, unless another connection holds it by now: then this one is closed (1000).
+    """
+    period = min(rt.spectator_lease_ms, rt.player_lease_ms) / 3000
     while True:
         raise_if_cancelling()
-        await asyncio.sleep(rt.spectator_lease_ms / 3000)
+        await asyncio.sleep(period)
         for session in list(rt.sessions):
             room = session.room
-            if room is None or session.role != "spectator":
+            if room is None:
                 continue
             try:
-                count = await rt.store.spectator_put(room, session.conn_id, rt.spectator_lease_ms)
-                await rt.service.set_spectators(room, count)
+                if session.role == "spectator":
+                    count = await rt.store.spectator_put(
+                        room, session.conn_id, rt.spectator_lease_ms
+                    )
+                    await rt.service.set_spectators(room, count)
+                elif session.player is not None and session.subscription is not None:
+                    await _renew_player(rt, session, room, session.player)
             except Exception as exc:
                 raise_if_cancelling()
-                rt.metrics.redis_errors.labels("spectators").inc()
-                log.info("spectator lease: %s", exc)
+                rt.metrics.redis_errors.labels("leases").inc()
+                log.info("lease renewal: %s", exc)
+
+
+async def _renew_player(rt: Runtime, session: Any, room: str, player: str) -> None:
+    swept = await rt.store.player_lease_put(room, player, session.conn_id, rt.player_lease_ms)
+    loaded = await rt.store.load(room)
+    owner = loaded.record.get("owners", {}).get(player) if loaded is not None else None
+    if owner is not None and owner != session.conn_id:
+        session.close(CloseCode.NORMAL)  # the kick was lost: another connection holds the seat
+    elif swept:
+        await rt.service.claim_seat(room, player, session.conn_id, reclaim=True)
 
 
 def _install_sigterm(rt: Runtime) -> Callable[[], None]:
@@ -340,9 +372,16 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
         feed_client = aioredis.Redis.from_url(url, decode_responses=False)
         metrics_ = Metrics()
         store = RoomStore(client, settings.redis_prefix)
+        kicks: list[Callable[[str], None]] = []
+
+        def on_kick(conn_id: str) -> None:
+            for kick in kicks:
+                kick(conn_id)
+
         feed = Feed(
             RoomStore(feed_client, settings.redis_prefix),
             on_redis_error=lambda exc: metrics_.redis_errors.labels("feed").inc(),
+            on_kick=on_kick,
         )
         service = GameService(store, settings, metrics_, feed)
         tasks: list[asyncio.Task[None]] = []
@@ -360,6 +399,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 embedded=embedded,
             )
             app.state.runtime = rt
+            kicks.append(rt.kick)
             await feed.start()
             tasks = [
                 asyncio.create_task(_timer_loop(rt), name="turn-timer"),

@@ -37,6 +37,7 @@ def _serve(args: argparse.Namespace) -> int:
             "and vanish when it stops",
             embedded.url,
         )
+    heartbeat = Settings.from_env().heartbeat_seconds
     host, port = str(args.host), int(args.port)
     print(
         f"Yahtzee server on http://{host}:{port}  (WebSocket: ws://{host}:{port}/ws)",
@@ -52,8 +53,8 @@ def _serve(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 log_level=log_level,
                 ws="websockets-sansio",
-                ws_ping_interval=20.0,
-                ws_ping_timeout=20.0,
+                ws_ping_interval=heartbeat,
+                ws_ping_timeout=heartbeat,
                 ws_max_size=1_048_576,
                 timeout_graceful_shutdown=None,
             )
@@ -65,8 +66,8 @@ def _serve(args: argparse.Namespace) -> int:
                 port=port,
                 log_level=log_level,
                 ws="websockets-sansio",
-                ws_ping_interval=20.0,
-                ws_ping_timeout=20.0,
+                ws_ping_interval=heartbeat,
+                ws_ping_timeout=heartbeat,
                 ws_max_size=1_048_576,
             )
     finally:

@@ -7,6 +7,10 @@ nothing. Each subscriber keeps its own cursor: an event at or below it is droppe
 an event beyond ``cursor + 1`` triggers a read of the gap first (no holes). Subscribers receive
 events through a non-blocking ``sink``; a slow consumer's sink must never block (the session's
 bounded queue closes the slow connection instead), so one client never stalls a room.
+
+The same channel carries ``kick <connection id>`` when a seat was taken back by a new connection;
+the listener hands it to ``on_kick`` (the process holding that connection closes it with 1000).
+Being at-most-once too, it is backed by the lease renewal, which checks the seat's owner.
 """
 
 from __future__ import annotations
@@ -101,8 +105,10 @@ class Feed:
         *,
         sweep_seconds: float = 2.0,
         on_redis_error: Callable[[BaseException], None] | None = None,
+        on_kick: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_kick = on_kick
         self.sweep_seconds = sweep_seconds
         self.on_redis_error = on_redis_error
         self._rooms: dict[str, _Room] = {}
@@ -195,6 +201,11 @@ class Feed:
                     channel = msg["channel"]
                     if isinstance(channel, bytes):
                         channel = channel.decode()
+                    data = msg.get("data")
+                    if isinstance(data, bytes) and data.startswith(b"kick "):
+                        if self.on_kick is not None:
+                            self.on_kick(data[5:].decode())
+                        continue
                     self.wake(self.store.room_of_channel(channel))
             except (aioredis.RedisError, OSError) as exc:
                 raise_if_cancelling()

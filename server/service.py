@@ -11,7 +11,18 @@ with the record; the deadline entry is only a hint, the record holds the truth.
 The room record (JSON in Redis)::
 
     {"game": <server.game.to_dict>, "room": {public, invite_hash, turn_seconds, name, created_ms},
-     "connected": {player_id: bool}, "spectators": int, "deadline_ms": int | null}
+     "connected": {player_id: bool}, "spectators": int, "deadline_ms": int | null,
+     "owners": {player_id: connection id holding the seat},
+     "away_ms": {player_id: when their last connection dropped},
+     "absent_ms": int | null, "join_keys": {sha256(join_key): player_id}}
+
+``deadline_ms`` is the turn timer; ``absent_ms`` is when the server acts for an absent player (the
+player on turn, or a host blocking the lobby) in rooms without a turn timer. Both feed the
+process-wide ``deadlines`` index; :meth:`GameService.fire_timer` handles either.
+
+Seats: ``t:<sha256(token)>`` -> player id, ``p:<player id>`` -> JSON {name, token_hash}. The
+``p:`` entry is authoritative: a token is valid only while it is that seat's ``token_hash``, so
+leaving (``token_hash`` null, ``left`` true) or a re-issued token revokes the old one at once.
 
 Log entries are dicts: the engine's ``event_to_dict`` (``rolled`` gains ``preview`` and
 ``bonus``), plus the service's own ``player_disconnected``, ``player_reconnected`` and
@@ -35,7 +46,7 @@ from server.metrics import Metrics
 from server.settings import Settings
 from server.store import Committed, LoadedRoom, RoomStore, now_ms
 
-__all__ = ["GameService", "Outcome", "ServiceError", "hash_secret"]
+__all__ = ["GameService", "Outcome", "SeatTakenError", "ServiceError", "hash_secret"]
 
 log = logging.getLogger("yahtzee.service")
 
@@ -47,6 +58,12 @@ _MAX_ATTEMPTS = 200
 _TURN_PHASES = (game.Phase.AWAITING_ROLL, game.Phase.ROLLED)
 
 
+def _wake_at(record: Record) -> int | None:
+    """The next deadline of a room record: its turn timer or its absent-player time."""
+    times = [t for t in (record.get("deadline_ms"), record.get("absent_ms")) if t is not None]
+    return min(times) if times else None
+
+
 class ServiceError(Exception):
     """A refusal that is not a game rule (unknown room, bad token, ...), with a stable code."""
 
@@ -54,6 +71,17 @@ class ServiceError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class SeatTakenError(ServiceError):
+    """The seat is now held by another connection (a later ``rejoin``)."""
+
+    def __init__(self) -> None:
+        super().__init__("not_in_room", "this seat was taken back by another connection")
+
+
+def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k != key}
 
 
 def hash_secret(secret: str) -> str:
@@ -131,7 +159,7 @@ class GameService:
     async def _commit(
         self, room_id: str, loaded: LoadedRoom | None, step: _Step, cache_field: str | None
     ) -> Committed | None:
-        record = step.record
+        record = {**step.record, "absent_ms": self._absent_at(step.record)}
         phase = record["game"]["phase"]
         finished = phase == game.Phase.FINISHED
         ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
@@ -148,9 +176,9 @@ class GameService:
         )
         if not isinstance(out, Committed):
             return None
-        old_deadline = loaded.record.get("deadline_ms") if loaded is not None else None
-        if record.get("deadline_ms") != old_deadline:
-            await self.store.set_deadline(room_id, record.get("deadline_ms"))
+        old_wake = _wake_at(loaded.record) if loaded is not None else None
+        if _wake_at(record) != old_wake:
+            await self.store.set_deadline(room_id, _wake_at(record))
         await self.store.index_put(room_id, self.summary(room_id, record), now_ms() + ttl * 1000)
         if self.feed is not None and step.events:
             self.feed.wake(room_id)
@@ -210,26 +238,42 @@ class GameService:
             raise ServiceError("invite_required", "this room is private: a valid invite is needed")
 
     async def join(
-        self, room_id: str, name: str, invite: str | None, cache_field: str | None = None
+        self,
+        room_id: str,
+        name: str,
+        invite: str | None,
+        cache_field: str | None = None,
+        *,
+        conn_id: str | None = None,
+        join_key: str | None = None,
     ) -> Outcome:
-        """Take a seat. The result holds ``player`` and the seat ``token`` (never stored)."""
+        """Take a seat. The result holds ``player``, ``seat``, the seat ``token`` (never stored)
+        and ``previous`` (the connection that held the seat, for a repeated ``join_key``)."""
         if len(name) > self.settings.max_name_length:
             raise ServiceError("invalid_name", "name too long")
         token = secrets.token_urlsafe(32)
+        token_hash = hash_secret(token)
         player_id = "p" + secrets.token_hex(6)
+        key_hash = hash_secret(join_key) if join_key else None
+        fields = await self.store.seat_fields(room_id) if key_hash else {}
 
         def step(loaded: LoadedRoom) -> _Step:
             self.check_invite(loaded, invite)
             state = game.from_dict(loaded.record["game"])
+            known = loaded.record.get("join_keys", {}).get(key_hash) if key_hash else None
+            record_p = state.player(known) if known else None
+            if known is not None and record_p is not None and not record_p.forfeited:
+                return self._reissue(loaded, state, known, token_hash, fields, conn_id)
             state, joined = game.apply(state, game.Join(player_id, name))
             events = self._log(joined, state)
             record = self._next_record(loaded.record, state, events)
             record["connected"] = {**record["connected"], player_id: True}
-            token_hash = hash_secret(token)
-            seats = {
-                f"t:{token_hash}": player_id,
-                f"p:{player_id}": json.dumps({"name": name, "token_hash": token_hash}),
-            }
+            if conn_id is not None:
+                record["owners"] = {**record.get("owners", {}), player_id: conn_id}
+            if key_hash is not None:
+                record["join_keys"] = {**record.get("join_keys", {}), key_hash: player_id}
+            meta = {"name": name, "token_hash": token_hash}
+            seats = {f"t:{token_hash}": player_id, f"p:{player_id}": json.dumps(meta)}
             seat = state.seat_of(player_id)
             return _Step(record, events, {"player": player_id, "seat": seat}, seats)
 
@@ -238,19 +282,69 @@ class GameService:
             return outcome  # the token of a retried join is not stored anywhere: not resent
         return Outcome(outcome.seq, {**outcome.result, "token": token})
 
+    def _reissue(
+        self,
+        loaded: LoadedRoom,
+        state: game.GameState,
+        player: str,
+        token_hash: str,
+        fields: dict[str, str],
+        conn_id: str | None,
+    ) -> _Step:
+        """A repeated ``join`` with the same ``join_key``: the same seat, a new token."""
+        meta = json.loads(fields.get(f"p:{player}", "{}"))
+        seats = {f"t:{token_hash}": player}
+        old_hash = meta.get("token_hash")
+        if old_hash and old_hash != token_hash:
+            seats[f"t:{old_hash}"] = ""  # revoked (also by the p: entry below)
+        seats[f"p:{player}"] = json.dumps({**meta, "token_hash": token_hash})
+        record, events, previous = self._claimed(loaded.record, player, conn_id)
+        result = {"player": player, "seat": state.seat_of(player), "previous": previous}
+        return _Step(record, events, result, seats)
+
+    def _claimed(
+        self, record: Record, player: str, conn_id: str | None
+    ) -> tuple[Record, list[LogEvent], str | None]:
+        """``record`` with ``player`` connected through ``conn_id``; the events; the old owner."""
+        owners = record.get("owners", {})
+        previous = owners.get(player)
+        was_connected = record.get("connected", {}).get(player, False)
+        new = {
+            **record,
+            "connected": {**record.get("connected", {}), player: True},
+            "away_ms": _without(record.get("away_ms", {}), player),
+        }
+        if conn_id is not None:
+            new["owners"] = {**owners, player: conn_id}
+        events = [] if was_connected else [{"type": "player_reconnected", "player": player}]
+        return new, events, previous if previous != conn_id else None
+
     async def authenticate(self, room_id: str, token: str) -> str:
         """The player id holding ``token`` in ``room_id``."""
-        player = await self.store.seat_field(room_id, f"t:{hash_secret(token)}")
-        if player is None:
-            raise ServiceError("bad_token", "no seat with this token in this room")
-        return player
+        token_hash = hash_secret(token)
+        player = await self.store.seat_field(room_id, f"t:{token_hash}")
+        if player is not None:
+            meta = await self.store.seat_field(room_id, f"p:{player}")
+            if meta is not None and json.loads(meta).get("token_hash") == token_hash:
+                return player
+        raise ServiceError("bad_token", "no seat with this token in this room")
 
     async def act(
-        self, room_id: str, player_id: str, build: Build, cache_field: str | None = None
+        self,
+        room_id: str,
+        player_id: str,
+        build: Build,
+        cache_field: str | None = None,
+        conn_id: str | None = None,
     ) -> Outcome:
-        """Apply the commands ``build(state)`` returns, for a seated player."""
+        """Apply the commands ``build(state)`` returns, for a seated player.
+
+        With ``conn_id``, refused (:class:`SeatTakenError`) once another connection holds the
+        seat: checked inside the compare-and-set, so two connections never act for one seat.
+        """
 
         def step(loaded: LoadedRoom) -> _Step:
+            self._check_owner(loaded.record, player_id, conn_id)
             state = game.from_dict(loaded.record["game"])
             events: list[LogEvent] = []
             for command in build(state):
@@ -262,6 +356,52 @@ class GameService:
 
         return await self._transact(room_id, step, cache_field)
 
+    @staticmethod
+    def _check_owner(record: Record, player: str, conn_id: str | None) -> None:
+        if conn_id is None:
+            return
+        owner = record.get("owners", {}).get(player)
+        if owner is not None and owner != conn_id:
+            raise SeatTakenError()
+
+    async def leave(
+        self, room_id: str, player_id: str, conn_id: str | None, cache_field: str | None = None
+    ) -> Outcome:
+        """Give the seat up for good (forfeit during a game) and revoke its token."""
+        fields = await self.store.seat_fields(room_id)
+
+        def step(loaded: LoadedRoom) -> _Step:
+            self._check_owner(loaded.record, player_id, conn_id)
+            state = game.from_dict(loaded.record["game"])
+            events: list[LogEvent] = []
+            if state.phase != game.Phase.FINISHED:  # after game over there is nothing to forfeit
+                state, new = game.apply(state, game.Leave(player_id))
+                events = self._log(new, state)
+                state = self._finish_roll_off(state, events)
+            record = self._forget(self._next_record(loaded.record, state, events), player_id)
+            return _Step(record, events, {}, self._revoke(fields, player_id))
+
+        return await self._transact(room_id, step, cache_field)
+
+    @staticmethod
+    def _forget(record: Record, player: str) -> Record:
+        """``record`` without the connection bookkeeping of a player who is gone for good."""
+        return {
+            **record,
+            "owners": _without(record.get("owners", {}), player),
+            "away_ms": _without(record.get("away_ms", {}), player),
+            "join_keys": {k: v for k, v in record.get("join_keys", {}).items() if v != player},
+        }
+
+    @staticmethod
+    def _revoke(fields: dict[str, str], player: str) -> dict[str, str]:
+        """Seat-field changes that make ``player``'s token invalid."""
+        meta = json.loads(fields.get(f"p:{player}", "{}"))
+        changes = {f"p:{player}": json.dumps({**meta, "token_hash": None, "left": True})}
+        if meta.get("token_hash"):
+            changes[f"t:{meta['token_hash']}"] = ""
+        return changes
+
     def _finish_roll_off(self, state: game.GameState, events: list[LogEvent]) -> game.GameState:
         while state.phase == game.Phase.ROLL_OFF:
             faces = {player: draw_faces(5) for player in state.contenders}
@@ -269,22 +409,90 @@ class GameService:
             events += self._log(new, state)
         return state
 
-    async def set_presence(self, room_id: str, player_id: str, connected: bool) -> None:
-        """Record that a player's last connection dropped, or that they are back."""
+    async def claim_seat(
+        self, room_id: str, player_id: str, conn_id: str, *, reclaim: bool = False
+    ) -> str | None:
+        """Connection ``conn_id`` now holds the seat (``player_reconnected`` if it was marked
+        disconnected). Returns the connection that held it before, to be closed. With
+        ``reclaim`` (a renewed lease that had been swept) nothing is taken from a newer owner.
+        """
+        previous: str | None = None
 
         def step(loaded: LoadedRoom) -> _Step | None:
-            flags = loaded.record.get("connected", {})
-            if flags.get(player_id, False) == connected:
+            nonlocal previous
+            record = loaded.record
+            owner = record.get("owners", {}).get(player_id)
+            connected = record.get("connected", {}).get(player_id, False)
+            if owner == conn_id and connected:
                 return None
-            record = {**loaded.record, "connected": {**flags, player_id: connected}}
-            kind = "player_reconnected" if connected else "player_disconnected"
-            return _Step(record, [{"type": kind, "player": player_id}], {})
+            if reclaim and owner not in (None, conn_id):
+                return None
+            state = game.from_dict(record["game"])
+            player = state.player(player_id)
+            if player is None or player.forfeited:
+                return None
+            new, events, previous = self._claimed(record, player_id, conn_id)
+            return _Step(new, events, {})
 
         try:
             await self._transact(room_id, step)
         except ServiceError as exc:
             if exc.code != "room_not_found":
                 raise
+        return previous
+
+    async def release_seat(self, room_id: str, player_id: str, conn_id: str | None) -> None:
+        """The connection ``conn_id`` of a player is gone: ``player_disconnected``, unless
+        another connection holds the seat by now (or the player is already marked away)."""
+
+        def step(loaded: LoadedRoom) -> _Step | None:
+            record = loaded.record
+            owner = record.get("owners", {}).get(player_id)
+            if conn_id is not None and owner not in (None, conn_id):
+                return None
+            if not record.get("connected", {}).get(player_id, False):
+                return None
+            new = {
+                **record,
+                "connected": {**record.get("connected", {}), player_id: False},
+                "away_ms": {**record.get("away_ms", {}), player_id: now_ms()},
+            }
+            return _Step(new, [{"type": "player_disconnected", "player": player_id}], {})
+
+        try:
+            await self._transact(room_id, step)
+        except ServiceError as exc:
+            if exc.code != "room_not_found":
+                raise
+
+    async def set_presence(self, room_id: str, player_id: str, connected: bool) -> None:
+        """Mark a player connected or disconnected, whatever connection holds the seat."""
+        if connected:
+
+            def step(loaded: LoadedRoom) -> _Step | None:
+                if loaded.record.get("connected", {}).get(player_id, False):
+                    return None
+                new, events, _ = self._claimed(loaded.record, player_id, None)
+                return _Step(new, events, {})
+
+            try:
+                await self._transact(room_id, step)
+            except ServiceError as exc:
+                if exc.code != "room_not_found":
+                    raise
+        else:
+            await self.release_seat(room_id, player_id, None)
+
+    async def sweep_player_leases(self) -> int:
+        """Mark the players of expired leases (a dead process's) disconnected; each lease is
+        claimed by exactly one sweeper. Returns how many this call claimed."""
+        now = now_ms()
+        claimed = 0
+        for member, room_id, player_id, conn_id in await self.store.expired_player_leases(now):
+            if await self.store.claim_player_lease(member, now):
+                claimed += 1
+                await self.release_seat(room_id, player_id, conn_id)
+        return claimed
 
     async def set_spectators(self, room_id: str, count: int) -> None:
         def step(loaded: LoadedRoom) -> _Step | None:
@@ -302,24 +510,41 @@ class GameService:
     # -- turn timer --------------------------------------------------------------------------
 
     async def fire_timer(self, room_id: str) -> bool:
-        """Play the turn whose deadline passed (roll if needed, then the best box, automatic).
+        """Act on a due deadline: play the turn (roll if needed, then the best box, automatic)
+        when the turn timer ran out or the player on turn is absent; remove a host who is
+        absent and blocks the lobby.
 
-        Returns whether this call played it. The compare-and-set makes it exactly-once even
-        when several processes try at the same moment.
+        Returns whether this call acted. The compare-and-set makes it exactly-once even when
+        several processes try at the same moment.
         """
         fired = False
+        fields = await self.store.seat_fields(room_id)
 
         def step(loaded: LoadedRoom) -> _Step | None:
             nonlocal fired
             fired = False
-            deadline = loaded.record.get("deadline_ms")
-            if deadline is None or deadline > now_ms():
+            now = now_ms()
+            record = loaded.record
+            deadline = record.get("deadline_ms")
+            absent = record.get("absent_ms")
+            turn_due = deadline is not None and deadline <= now
+            absent_due = absent is not None and absent <= now
+            if not (turn_due or absent_due):
                 return None
-            state = game.from_dict(loaded.record["game"])
+            state = game.from_dict(record["game"])
+            events: list[LogEvent] = []
+            if state.phase == game.Phase.LOBBY:
+                host = state.host
+                if not absent_due or host is None:
+                    return None
+                state, new = game.apply(state, game.Leave(host))
+                events += self._log(new, state)
+                new_record = self._forget(self._next_record(record, state, events), host)
+                fired = True
+                return _Step(new_record, events, {}, self._revoke(fields, host))
             player = game.current_player(state)
             if player is None:
                 return None
-            events: list[LogEvent] = []
             if state.phase == game.Phase.AWAITING_ROLL:
                 faces = draw_faces(len(game.dice_to_roll(state)))
                 state, new = game.apply(state, game.Roll(player, faces))
@@ -328,7 +553,7 @@ class GameService:
             state, new = game.apply(state, game.Score(player, box, automatic=True))
             events += self._log(new, state)
             fired = True
-            return _Step(self._next_record(loaded.record, state, events), events, {})
+            return _Step(self._next_record(record, state, events), events, {})
 
         try:
             await self._transact(room_id, step)
@@ -339,8 +564,9 @@ class GameService:
             return False
         if not fired:  # not due (yet): put the hint back in line with the record
             loaded = await self.store.load(room_id)
-            deadline = loaded.record.get("deadline_ms") if loaded is not None else None
-            await self.store.set_deadline(room_id, deadline)
+            await self.store.set_deadline(
+                room_id, _wake_at(loaded.record) if loaded is not None else None
+            )
         else:
             self.metrics.timer_fired.inc()
         return fired
@@ -368,7 +594,27 @@ class GameService:
         for event in events:
             if event["type"] == "turn_changed":
                 event["deadline_ms"] = new["deadline_ms"]
+                event["server_time_ms"] = now_ms()
         return new
+
+    def _absent_at(self, record: Record) -> int | None:
+        """When the server acts for an absent player in ``record`` (None: nobody blocks)."""
+        grace = self.settings.absent_turn_seconds
+        away: dict[str, int] = record.get("away_ms", {})
+        if grace <= 0 or not away:
+            return None
+        state = game.from_dict(record["game"])
+        blocker: str | None = None
+        if state.phase in _TURN_PHASES and not record["room"]["turn_seconds"]:
+            blocker = game.current_player(state)
+        elif state.phase == game.Phase.LOBBY:
+            connected = record.get("connected", {})
+            others = [p for p in state.players if p.player_id != state.host]
+            if any(connected.get(p.player_id, False) for p in others):
+                blocker = state.host
+        if blocker is None or blocker not in away:
+            return None
+        return int(away[blocker] + grace * 1000)
 
     def _log(self, events: Sequence[game.Event], state: game.GameState) -> list[LogEvent]:
         out: list[LogEvent] = []

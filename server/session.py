@@ -33,7 +33,8 @@ from protocol.transport import CloseCode, Encoding
 from server import game, translate
 from server.feed import Subscription, raise_if_cancelling
 from server.limits import TokenBucket
-from server.service import ServiceError, draw_faces
+from server.service import SeatTakenError, ServiceError, draw_faces
+from server.store import now_ms
 
 if TYPE_CHECKING:
     from server.app import Runtime
@@ -42,8 +43,6 @@ __all__ = ["Session"]
 
 log = logging.getLogger("yahtzee.session")
 
-#: Interval of the WebSocket pings uvicorn sends (``ws_ping_interval`` in ``server.cli``).
-HEARTBEAT_SECONDS = 20
 _ids = itertools.count(1)
 _PROCESS = f"{os.getpid()}-{secrets.token_hex(3)}"
 _LOCAL_CACHE = 256
@@ -102,7 +101,8 @@ class Session:
                     max_id_length=64,
                     send_queue_limit=settings.send_queue_size,
                 ),
-                heartbeat_seconds=HEARTBEAT_SECONDS,
+                heartbeat_seconds=max(1, round(settings.heartbeat_seconds)),
+                server_time_ms=now_ms(),
             )
         )
         writer = asyncio.create_task(self._writer(), name=f"writer-{self.conn_id}")
@@ -232,6 +232,9 @@ class Session:
             text = exc.message if isinstance(exc, _RefusalError | ServiceError) else str(exc)
             seq = await self._room_seq()
             self._send(make_error(outcome, command.id, seq=seq, message=text))
+            if isinstance(exc, SeatTakenError):  # another connection took the seat back
+                await self._leave_room(disconnect=True)
+                self.close(CloseCode.NORMAL)
         except Exception:
             raise_if_cancelling()
             outcome = "internal_error"
@@ -302,12 +305,24 @@ class Session:
 
     async def _join(self, command: pm.Join) -> tuple[pm.Message, Callable[[], Any] | None]:
         self._require_free()
-        out = await self.rt.service.join(command.room, command.name, command.invite_code)
+        out = await self.rt.service.join(
+            command.room,
+            command.name,
+            command.invite_code,
+            conn_id=self.conn_id,
+            join_key=command.join_key,
+        )
         result = pm.JoinResult(
             player=out.result["player"], seat=out.result["seat"], token=out.result["token"]
         )
         self._enter(command.room, "player", out.result["player"])
-        return pm.make_ack(command.id, result, seq=out.seq), self._attach_snapshot
+        previous = out.result.get("previous")
+
+        async def after() -> None:
+            await self._attach(None)
+            await self._kick(command.room, previous)
+
+        return pm.make_ack(command.id, result, seq=out.seq), after
 
     async def _rejoin(self, command: pm.Rejoin) -> tuple[pm.Message, Callable[[], Any] | None]:
         self._require_free()
@@ -324,10 +339,18 @@ class Session:
 
         async def after() -> None:
             await self._attach(last_seq)
-            await self.rt.service.set_presence(command.room, player, True)
+            previous = await self.rt.service.claim_seat(command.room, player, self.conn_id)
+            await self._kick(command.room, previous)
 
         result = pm.RejoinResult(player=player, seat=seat)
         return pm.make_ack(command.id, result, seq=loaded.seq), after
+
+    async def _kick(self, room: str, previous: str | None) -> None:
+        """Close the connection that held our seat before (1000), wherever it is."""
+        if previous is None or previous == self.conn_id:
+            return
+        self.rt.kick(previous)
+        await self.rt.store.kick(room, previous)
 
     async def _spectate(self, command: pm.Spectate) -> tuple[pm.Message, Callable[[], Any] | None]:
         self._require_free()
@@ -353,9 +376,7 @@ class Session:
         seq: int | None
         if self.role == "player" and self.player is not None:
             player = self.player
-            out = await self.rt.service.act(
-                room, player, lambda s: [game.Leave(player)], f"{player}:{command.id}"
-            )
+            out = await self.rt.service.leave(room, player, self.conn_id, f"{player}:{command.id}")
             seq = out.seq
         else:
             seq = await self._room_seq()
@@ -389,7 +410,9 @@ class Session:
             build = lambda s: [game.Score(player, box)]  # noqa: E731
         else:  # pragma: no cover - every client message type is handled above
             raise _RefusalError("unsupported")
-        out = await self.rt.service.act(self.room, player, build, f"{player}:{command.id}")
+        out = await self.rt.service.act(
+            self.room, player, build, f"{player}:{command.id}", self.conn_id
+        )
         return pm.make_ack(command.id, seq=out.seq), None
 
     # -- room membership ---------------------------------------------------------------------
@@ -397,18 +420,14 @@ class Session:
     def _enter(self, room: str, role: str, player: str | None) -> None:
         self.room, self.role, self.player = room, role, player
         self.rt.sessions_by_role[role] = self.rt.sessions_by_role.get(role, 0) + 1
-        if player is not None:
-            key = (room, player)
-            self.rt.player_connections[key] = self.rt.player_connections.get(key, 0) + 1
-
-    async def _attach_snapshot(self) -> None:
-        await self._attach(None)
 
     async def _attach(self, last_seq: int | None) -> None:
         """Send what the client missed (events after ``last_seq``, or a snapshot), then live."""
         assert self.room is not None
         store = self.rt.store
         room = self.room
+        if self.role == "player" and self.player is not None:
+            await store.player_lease_put(room, self.player, self.conn_id, self.rt.player_lease_ms)
         after: int
         replay = False
         if last_seq is not None:
@@ -439,15 +458,12 @@ class Session:
             if role == "spectator":
                 count = await self.rt.store.spectator_drop(room, self.conn_id)
                 await self.rt.service.set_spectators(room, count)
-            elif player is not None:
-                key = (room, player)
-                left = self.rt.player_connections.get(key, 1) - 1
-                if left <= 0:
-                    self.rt.player_connections.pop(key, None)
-                    if disconnect and not self.rt.draining:
-                        await self.rt.service.set_presence(room, player, False)
-                else:
-                    self.rt.player_connections[key] = left
+            elif player is not None and disconnect and not self.rt.draining:
+                # a draining process keeps the lease: it runs out unless the player rejoins
+                await self.rt.service.release_seat(room, player, self.conn_id)
+                await self.rt.store.player_lease_drop(room, player, self.conn_id)
+            elif player is not None and not disconnect:
+                await self.rt.store.player_lease_drop(room, player, self.conn_id)
         except Exception as exc:  # the room may be gone, or Redis down: nothing to undo
             raise_if_cancelling()
             self.rt.metrics.redis_errors.labels("leave").inc()

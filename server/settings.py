@@ -46,6 +46,16 @@ class Settings:
     max_turn_seconds: int = field(default=3600, metadata=_env("YAHTZEE_MAX_TURN_SECONDS"))
     #: How often each process looks for expired turn deadlines, in seconds.
     timer_poll_seconds: float = field(default=0.25, metadata=_env("YAHTZEE_TIMER_POLL_SECONDS"))
+    #: Interval of the server's WebSocket pings (announced in ``welcome.heartbeat_seconds``); a
+    #: client whose Pong does not arrive within as long again is closed with 1011.
+    heartbeat_seconds: float = field(default=20.0, metadata=_env("YAHTZEE_HEARTBEAT_SECONDS"))
+    #: Lease of a player connection in Redis, renewed by the serving process every third of it.
+    #: When a process dies its players are marked disconnected once their leases run out.
+    player_lease_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_PLAYER_LEASE_SECONDS"))
+    #: Rooms without a turn timer: seconds a disconnected player may block the game before the
+    #: server plays their turns for them (and, in the lobby, before a disconnected host who
+    #: blocks connected players is removed). 0 = never.
+    absent_turn_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_ABSENT_TURN_SECONDS"))
     #: On SIGTERM, how long commands in flight may take before sockets are closed anyway.
     shutdown_grace_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_SHUTDOWN_GRACE"))
     log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
@@ -75,10 +85,14 @@ class Settings:
             "retention_seconds",
             "idle_room_seconds",
             "timer_poll_seconds",
+            "player_lease_seconds",
+            "heartbeat_seconds",
         )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"setting {name} must be positive")
+        if self.absent_turn_seconds < 0:
+            raise ValueError("setting absent_turn_seconds must not be negative")
 
 
 def _convert(annotation: object, env_name: str, raw: str) -> Any:

@@ -13,9 +13,16 @@ Process-wide keys (each a single key, so also fine on Cluster)::
 
     <prefix>rooms                 zset    room index, scored by the room's expiry time (ms)
     <prefix>rooms:info            hash    room id -> summary JSON (status, public, players, ...)
-    <prefix>deadlines             zset    room id -> turn deadline (ms since the epoch)
+    <prefix>deadlines             zset    room id -> next deadline (ms since the epoch): the turn
+                                          timer, or when an absent player's turn is played
+    <prefix>presence              zset    ``<room>|<player>|<connection>`` -> lease expiry (ms)
 
-and the pub/sub channel ``<prefix>wake:<id>`` carrying only a wake-up (the last seq).
+and the pub/sub channel ``<prefix>wake:<id>`` carrying a wake-up (the last seq) or, prefixed
+with ``kick ``, the id of a connection whose seat was taken back by another connection.
+
+Player connections hold leases in ``presence``, renewed by the process that serves them; when a
+process dies its leases run out and any process's sweeper claims each one (``ZREM`` succeeds for
+exactly one caller) and marks the player disconnected through the usual compare-and-set.
 
 Every change of a room goes through :meth:`RoomStore.commit`, one Lua script
 (``transition.lua``) that checks the expected version, appends the events with consecutive seqs,
@@ -48,6 +55,16 @@ _CLAIM = """
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) <= tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+  return 1
+end
+return 0
+"""
+
+# Claim an expired player lease: remove it only if it is still expired (not renewed meanwhile).
+_CLAIM_LEASE = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
   return 1
 end
 return 0
@@ -105,9 +122,11 @@ class RoomStore:
         self.prefix = prefix
         self._transition = redis.register_script(_TRANSITION)
         self._claim = redis.register_script(_CLAIM)
+        self._claim_lease = redis.register_script(_CLAIM_LEASE)
         self.index_key = f"{prefix}rooms"
         self.summary_key = f"{prefix}rooms:info"
         self.deadlines_key = f"{prefix}deadlines"
+        self.presence_key = f"{prefix}presence"
         self.wake_pattern = f"{prefix}wake:*"
 
     def keys(self, room_id: str) -> RoomKeys:
@@ -287,3 +306,43 @@ class RoomStore:
         """True for exactly one caller per due deadline (until the lease runs out)."""
         won = await self._claim(keys=[self.deadlines_key], args=[room_id, at_ms, lease_ms])
         return int(won) == 1
+
+    # -- player leases (a crashed process's players are swept when theirs run out) ----------
+
+    @staticmethod
+    def _lease_member(room_id: str, player_id: str, conn_id: str) -> str:
+        return f"{room_id}|{player_id}|{conn_id}"
+
+    async def player_lease_put(
+        self, room_id: str, player_id: str, conn_id: str, lease_ms: int
+    ) -> bool:
+        """Add or renew a lease; True when it was not there (new, or swept meanwhile)."""
+        member = self._lease_member(room_id, player_id, conn_id)
+        added = await self._r.zadd(self.presence_key, {member: now_ms() + lease_ms})
+        return int(added) == 1
+
+    async def player_lease_drop(self, room_id: str, player_id: str, conn_id: str) -> None:
+        await self._r.zrem(self.presence_key, self._lease_member(room_id, player_id, conn_id))
+
+    async def expired_player_leases(
+        self, at_ms: int, limit: int = 100
+    ) -> list[tuple[str, str, str, str]]:
+        """Expired leases as (member, room, player, connection)."""
+        raw: list[bytes] = await self._r.zrangebyscore(
+            self.presence_key, "-inf", at_ms, start=0, num=limit
+        )
+        out = []
+        for item in raw:
+            member = item.decode()
+            room_id, player_id, conn_id = member.split("|", 2)
+            out.append((member, room_id, player_id, conn_id))
+        return out
+
+    async def claim_player_lease(self, member: str, at_ms: int) -> bool:
+        """True for exactly one caller per expired lease (False if it was renewed meanwhile)."""
+        won = await self._claim_lease(keys=[self.presence_key], args=[member, at_ms])
+        return int(won) == 1
+
+    async def kick(self, room_id: str, conn_id: str) -> None:
+        """Tell every process that connection ``conn_id`` no longer holds its seat."""
+        await self._r.publish(self.keys(room_id).channel, f"kick {conn_id}")

@@ -14,7 +14,8 @@
 -- ARGV[5] result cache field ("" for none)
 -- ARGV[6] result cache value
 -- ARGV[7] result cache capacity
--- ARGV[8] number of seat fields to set (n), then n field/value pairs
+-- ARGV[8] number of seat fields to set (n), then n field/value pairs (an empty value deletes
+--         the field: that is how a seat token is revoked)
 -- then the number of events (m), then m events (JSON)
 --
 -- Returns {1, new_version, first_seq, last_seq} on success (first_seq > last_seq when no events)
@@ -30,7 +31,12 @@ local ttl = tonumber(ARGV[3])
 local idx = 8
 local nseats = tonumber(ARGV[idx])
 for i = 1, nseats do
-  redis.call('HSET', KEYS[3], ARGV[idx + 2 * i - 1], ARGV[idx + 2 * i])
+  local value = ARGV[idx + 2 * i]
+  if value == '' then
+    redis.call('HDEL', KEYS[3], ARGV[idx + 2 * i - 1])
+  else
+    redis.call('HSET', KEYS[3], ARGV[idx + 2 * i - 1], value)
+  end
 end
 idx = idx + 2 * nseats + 1
 local nevents = tonumber(ARGV[idx])

@@ -64,7 +64,9 @@ BOTH = pytest.mark.parametrize("encoding", list(Encoding))
 
 def test_encode_json_is_compact_text_with_type_first() -> None:
     text = encode(Join(id="c1", room="r1", name="Zoë"), Encoding.JSON)
-    assert text == '{"type":"join","id":"c1","room":"r1","name":"Zoë","invite_code":null}'
+    assert text == (
+        '{"type":"join","id":"c1","room":"r1","name":"Zoë","invite_code":null,"join_key":null}'
+    )
 
 
 def test_encode_msgpack_is_binary_with_type_first() -> None:
