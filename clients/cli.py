@@ -1,0 +1,146 @@
+"""The client subcommands of ``yahtzee``: ``play``, ``watch`` and ``bot``.
+
+``server/cli.py`` (the composition root) calls :func:`register` with its subparsers when this
+module is importable; nothing here imports ``server``. Each subcommand sets ``func``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+
+from protocol import Encoding, ExtraYahtzees, FirstPlayer, Joker, RoomOptions, Rules
+
+__all__ = ["register"]
+
+DEFAULT_URL = os.environ.get("YAHTZEE_URL", "ws://127.0.0.1:8000/ws")
+
+
+def _add_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        default=DEFAULT_URL,
+        help="WebSocket URL of the service (default: %(default)s, or $YAHTZEE_URL)",
+    )
+
+
+def _add_room_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("rule options (when creating a room)")
+    group.add_argument("--rules", choices=[r.value for r in Rules], default=Rules.YAHTZEE.value)
+    group.add_argument(
+        "--extra-yahtzees",
+        choices=[v.value for v in ExtraYahtzees],
+        default=ExtraYahtzees.ON.value,
+    )
+    group.add_argument("--joker", choices=[v.value for v in Joker], default=Joker.FORCED.value)
+    group.add_argument(
+        "--first-player",
+        choices=[v.value for v in FirstPlayer],
+        default=FirstPlayer.ROLL_OFF.value,
+    )
+    group.add_argument("--turn-seconds", type=int, default=0, help="0 = no turn timer")
+    group.add_argument("--private", action="store_true", help="unlisted room with invite code")
+
+
+def _options(args: argparse.Namespace) -> RoomOptions:
+    return RoomOptions(
+        rules=Rules(args.rules),
+        extra_yahtzees=ExtraYahtzees(args.extra_yahtzees),
+        joker=Joker(args.joker),
+        first_player=FirstPlayer(args.first_player),
+    )
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from clients.bot import BotConfig, run_bots
+    from clients.client import ClientClosedError, CommandError, ConnectionFailedError
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    config = BotConfig(
+        url=args.url,
+        room=args.room,
+        invite_code=args.invite,
+        bots=args.bots,
+        seats=args.seats,
+        public=not args.private,
+        turn_seconds=args.turn_seconds,
+        options=_options(args),
+        encoding=Encoding(args.encoding),
+        delay=args.delay,
+    )
+    try:
+        results = asyncio.run(run_bots(config))
+    except (CommandError, ConnectionFailedError, ClientClosedError) as exc:
+        print(f"yahtzee bot: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    for standing in results:
+        print(f"{standing.place}. {standing.name}: {standing.total}")
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from clients.tui import PlayApp
+
+    app = PlayApp(url=args.url, name=args.name, room=args.room, invite_code=args.invite)
+    app.run()
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from clients.tui import WatchApp
+
+    app = WatchApp(url=args.url, room=args.room, invite_code=args.invite)
+    app.run()
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``play``, ``watch`` and ``bot`` to the ``yahtzee`` command line."""
+    play = subparsers.add_parser(
+        "play",
+        help="play in the terminal",
+        description="Play Yahtzee in the terminal: a lobby to list, create, join or watch "
+        "rooms, then the table.",
+    )
+    _add_url(play)
+    play.add_argument("--name", default=os.environ.get("USER", "Player")[:32] or "Player")
+    play.add_argument("--room", help="join this room at once")
+    play.add_argument("--invite", help="invite code of a private room")
+    play.set_defaults(func=_play)
+
+    watch = subparsers.add_parser(
+        "watch",
+        help="watch a room live in the terminal",
+        description="Watch a room live: scorecards, dice and holds, whose turn, spectators.",
+    )
+    watch.add_argument("room", metavar="ROOM")
+    _add_url(watch)
+    watch.add_argument("--invite", help="invite code of a private room")
+    watch.set_defaults(func=_watch)
+
+    bot = subparsers.add_parser(
+        "bot",
+        help="computer players (greedy strategy)",
+        description="Seat computer players in a room (or create one) and play to the end. "
+        "A bot that is host starts the game once every seat is taken.",
+    )
+    _add_url(bot)
+    bot.add_argument("--room", help="join this room (default: create one)")
+    bot.add_argument("--invite", help="invite code of a private room")
+    bot.add_argument("-n", "--bots", type=int, default=1, help="bots to seat (default 1)")
+    bot.add_argument(
+        "--seats", type=int, help="seats of a created room (default: the number of bots)"
+    )
+    bot.add_argument(
+        "--delay", type=float, default=0.6, help="seconds before each move (default 0.6)"
+    )
+    bot.add_argument(
+        "--encoding", choices=[e.value for e in Encoding], default=Encoding.MSGPACK.value
+    )
+    bot.add_argument("-v", "--verbose", action="store_true")
+    _add_room_options(bot)
+    bot.set_defaults(func=_bot)

@@ -1,0 +1,273 @@
+"""A client's picture of one room, kept up to date from a snapshot and the events that follow.
+
+Pure (no I/O): :meth:`RoomModel.from_snapshot` builds the model from a ``snapshot`` message and
+:meth:`RoomModel.apply` folds in each room event in ``seq`` order. Events at or below the model's
+``seq`` are duplicates (a replay after a reconnect) and are ignored; an event that skips a
+``seq`` raises :class:`SeqGapError`, because the model would then be wrong: the caller asks for a
+fresh snapshot instead.
+
+The model mirrors :class:`protocol.RoomState` field by field and follows SPEC.md section 9.8,
+so a model rebuilt from a snapshot and a model that followed the events compare equal (the tests
+rely on that). A few fields only events can tell are extra: ``yahtzee_bonus_pending``,
+``turn_over`` (set by ``scored`` until the next turn begins: the dice stay on the table, but
+nobody may act on them), ``roll_offs`` and ``results``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol.messages import (
+    Event,
+    GameOver,
+    GameStarted,
+    Held,
+    HostChanged,
+    PlayerDisconnected,
+    PlayerJoined,
+    PlayerLeft,
+    PlayerReconnected,
+    PlayerView,
+    PreviewEntry,
+    Rolled,
+    RollOff,
+    RoomOptions,
+    Scored,
+    Snapshot,
+    Spectators,
+    Standing,
+    TurnChanged,
+)
+from protocol.types import Box, Phase, RoomStatus, boxes_for
+
+__all__ = ["PlayerModel", "RoomModel", "SeqGapError"]
+
+UPPER_BOXES = frozenset({Box.ACES, Box.ONES, Box.TWOS, Box.THREES, Box.FOURS, Box.FIVES, Box.SIXES})
+
+
+class SeqGapError(Exception):
+    """An event arrived whose ``seq`` is not the next one: some events are missing."""
+
+    def __init__(self, expected: int, got: int) -> None:
+        super().__init__(f"expected seq {expected}, got {got}")
+        self.expected = expected
+        self.got = got
+
+
+@dataclass
+class PlayerModel:
+    """A seated player: name, connection, scorecard and totals."""
+
+    player: str
+    name: str
+    seat: int
+    connected: bool = True
+    forfeited: bool = False
+    scorecard: dict[Box, int | None] = field(default_factory=dict)
+    upper: int = 0
+    upper_bonus: int = 0
+    lower: int = 0
+    yahtzee_bonus: int = 0
+    grand: int = 0
+
+    @classmethod
+    def from_view(cls, view: PlayerView) -> PlayerModel:
+        return cls(
+            player=view.player,
+            name=view.name,
+            seat=view.seat,
+            connected=view.connected,
+            forfeited=view.forfeited,
+            scorecard=dict(view.scorecard),
+            upper=view.totals.upper,
+            upper_bonus=view.totals.upper_bonus,
+            lower=view.totals.lower,
+            yahtzee_bonus=view.totals.yahtzee_bonus,
+            grand=view.totals.grand,
+        )
+
+    @property
+    def open_boxes(self) -> list[Box]:
+        return [box for box, points in self.scorecard.items() if points is None]
+
+
+@dataclass
+class RoomModel:
+    """Everything a client shows about a room."""
+
+    room: str
+    seq: int
+    status: RoomStatus
+    public: bool
+    max_seats: int
+    turn_seconds: int
+    options: RoomOptions
+    host: str | None
+    players: list[PlayerModel]
+    phase: Phase
+    order: list[str]
+    current_player: str | None
+    round: int
+    dice: list[int]
+    held: list[int]
+    roll_number: int
+    rolls_left: int
+    preview: list[PreviewEntry]
+    turn_deadline_ms: int | None
+    spectators: int
+    yahtzee_bonus_pending: bool = False
+    turn_over: bool = False  # the player on turn has scored; the next turn has not begun
+    roll_offs: list[RollOff] = field(default_factory=list)
+    results: list[Standing] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- construction
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Snapshot) -> RoomModel:
+        state = snapshot.state
+        return cls(
+            room=snapshot.room,
+            seq=snapshot.seq,
+            status=state.status,
+            public=state.public,
+            max_seats=state.max_seats,
+            turn_seconds=state.turn_seconds,
+            options=state.options,
+            host=state.host,
+            players=[PlayerModel.from_view(p) for p in state.players],
+            phase=state.phase,
+            order=list(state.order),
+            current_player=state.current_player,
+            round=state.round,
+            dice=list(state.dice),
+            held=list(state.held),
+            roll_number=state.roll_number,
+            rolls_left=state.rolls_left,
+            preview=list(state.preview),
+            turn_deadline_ms=state.turn_deadline_ms,
+            spectators=state.spectators,
+            turn_over=state.status is RoomStatus.FINISHED,
+        )
+
+    # ---------------------------------------------------------------- queries
+
+    def player(self, player_id: str | None) -> PlayerModel | None:
+        for p in self.players:
+            if p.player == player_id:
+                return p
+        return None
+
+    def name_of(self, player_id: str | None) -> str:
+        p = self.player(player_id)
+        return p.name if p else (player_id or "?")
+
+    @property
+    def boxes(self) -> tuple[Box, ...]:
+        return boxes_for(self.options.rules)
+
+    def preview_for(self, box: Box | str) -> PreviewEntry | None:
+        for entry in self.preview:
+            if entry.box == box:
+                return entry
+        return None
+
+    # ---------------------------------------------------------------- updates
+
+    def apply(self, event: Event) -> bool:
+        """Fold one event in. Returns False for a duplicate (already applied), True otherwise.
+
+        Raises :class:`SeqGapError` if ``event.seq`` is beyond ``seq + 1``.
+        """
+        if event.seq <= self.seq:
+            return False
+        if event.seq != self.seq + 1:
+            raise SeqGapError(self.seq + 1, event.seq)
+        self.seq = event.seq
+        self._apply(event)
+        return True
+
+    def _end_turn_dice(self) -> None:
+        self.dice = []
+        self.held = []
+        self.roll_number = 0
+        self.rolls_left = 0
+        self.preview = []
+        self.yahtzee_bonus_pending = False
+
+    def _apply(self, event: Event) -> None:
+        match event:
+            case PlayerJoined(player=pid, name=name, seat=seat):
+                card: dict[Box, int | None] = dict.fromkeys(self.boxes)
+                self.players.append(PlayerModel(player=pid, name=name, seat=seat, scorecard=card))
+                self.players.sort(key=lambda p: p.seat)
+            case PlayerLeft(player=pid, seat=seat, forfeited=forfeited):
+                if forfeited:
+                    if (p := self.player(pid)) is not None:
+                        p.forfeited = True
+                        p.connected = False
+                else:
+                    # Removed; in the lobby the seats above move down so they stay 0, 1, 2...
+                    self.players = [p for p in self.players if p.player != pid]
+                    if self.status is RoomStatus.LOBBY:
+                        for p in self.players:
+                            if p.seat > seat:
+                                p.seat -= 1
+            case PlayerDisconnected(player=pid):
+                if (p := self.player(pid)) is not None:
+                    p.connected = False
+            case PlayerReconnected(player=pid):
+                if (p := self.player(pid)) is not None:
+                    p.connected = True
+            case HostChanged(player=pid):
+                self.host = pid
+            case GameStarted(order=order):
+                self.status = RoomStatus.PLAYING
+                self.order = list(order)
+            case RollOff():
+                self.roll_offs.append(event)
+            case TurnChanged(player=pid, round=rnd, deadline_ms=deadline):
+                self.status = RoomStatus.PLAYING
+                self.phase = Phase.AWAITING_ROLL
+                self.current_player = pid
+                self.round = rnd
+                self.turn_deadline_ms = deadline
+                self._end_turn_dice()
+                self.rolls_left = 3
+                self.turn_over = False
+            case Rolled():
+                self.phase = Phase.ROLLED
+                self.dice = list(event.dice)
+                self.held = list(event.held)
+                self.roll_number = event.roll_number
+                self.rolls_left = event.rolls_left
+                self.preview = list(event.preview)
+                self.yahtzee_bonus_pending = event.yahtzee_bonus_pending
+                self.turn_over = False
+            case Held(held=held):
+                self.held = list(held)
+            case Scored():
+                if (p := self.player(event.player)) is not None:
+                    p.scorecard[event.box] = event.points
+                    if event.box in UPPER_BOXES:
+                        p.upper += event.points
+                    else:
+                        p.lower += event.points
+                    p.upper_bonus = event.upper_bonus
+                    p.yahtzee_bonus = event.yahtzee_bonus
+                    p.grand = event.total
+                # The dice stay until the next event (as in a snapshot); the turn is over.
+                self.turn_over = True
+                self.yahtzee_bonus_pending = False
+            case GameOver(results=results):
+                self.status = RoomStatus.FINISHED
+                self.phase = Phase.FINISHED
+                self.current_player = None
+                self.turn_deadline_ms = None
+                self._end_turn_dice()
+                self.round = len(self.boxes)
+                self.turn_over = True
+                self.results = list(results)
+            case Spectators(count=count):
+                self.spectators = count
+            case _:
+                pass  # an event type from a later minor revision: nothing to show

@@ -1,0 +1,796 @@
+"""Terminal clients built with textual: ``yahtzee play`` and ``yahtzee watch ROOM``.
+
+``PlayApp`` opens on a lobby (the public rooms, a form to create a room with the rule options,
+join or watch by id) and moves to the table: five dice with hold toggles (click, or keys 1-5),
+a roll button with the rolls left (key ``r``), every player's scorecard with the preview of the
+current roll (allowed boxes in green, 0-point boxes dimmed, boxes the rules forbid struck out),
+a confirmation when the chosen box scores 0 while another would score more, the moves of
+everyone as they happen and the final standings. ``WatchApp`` is the same table for a
+spectator.
+
+Both use :class:`clients.client.Client`, so a dropped connection is resumed by itself. Text that
+comes from other people (names) is always wrapped in ``rich.text.Text``, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Awaitable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.dom import DOMNode
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Footer,
+    Input,
+    Label,
+    RichLog,
+    Select,
+    Static,
+)
+
+from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
+from clients.model import RoomModel
+from protocol import (
+    Box,
+    Event,
+    ExtraYahtzees,
+    FirstPlayer,
+    GameOver,
+    GameStarted,
+    Joker,
+    Phase,
+    PlayerDisconnected,
+    PlayerJoined,
+    PlayerLeft,
+    PlayerReconnected,
+    Rolled,
+    RollOff,
+    RoomStatus,
+    RoomSummary,
+    Rules,
+    Scored,
+    Snapshot,
+    TurnChanged,
+)
+
+__all__ = [
+    "ConfirmScreen",
+    "LobbyScreen",
+    "PlayApp",
+    "TableScreen",
+    "WatchApp",
+    "describe",
+    "score_cell",
+]
+
+LABELS: dict[str, str] = {
+    "aces": "Aces",
+    "ones": "Ones",
+    "twos": "Twos",
+    "threes": "Threes",
+    "fours": "Fours",
+    "fives": "Fives",
+    "sixes": "Sixes",
+    "one_pair": "One Pair",
+    "two_pairs": "Two Pairs",
+    "three_of_a_kind": "3 of a Kind",
+    "four_of_a_kind": "4 of a Kind",
+    "full_house": "Full House",
+    "small_straight": "Small Straight",
+    "large_straight": "Large Straight",
+    "yahtzee": "YAHTZEE",
+    "yatzy": "Yatzy",
+    "chance": "Chance",
+}
+FACES = " ⚀⚁⚂⚃⚄⚅"
+
+
+def label(box: Box | str) -> str:
+    return LABELS.get(str(box), str(box))
+
+
+def describe(model: RoomModel | None, event: Event) -> Text | None:
+    """One line of the moves log for an event (None: not worth a line)."""
+    if model is None:
+        return None
+    name = model.name_of
+    match event:
+        case PlayerJoined():
+            return Text(f"{event.name} sat down")
+        case PlayerLeft():
+            return Text(f"{name(event.player)} left" + (" (forfeit)" if event.forfeited else ""))
+        case PlayerDisconnected():
+            return Text(f"{name(event.player)} lost the connection")
+        case PlayerReconnected():
+            return Text(f"{name(event.player)} is back")
+        case GameStarted():
+            return Text("The game started", style="bold")
+        case RollOff():
+            rolls = ", ".join(f"{name(r.player)} {r.total}" for r in event.rolls)
+            return Text(f"Roll-off: {rolls}")
+        case TurnChanged():
+            return Text(f"Round {event.round}: {name(event.player)}'s turn", style="bold")
+        case Rolled():
+            return Text(f"{name(event.player)} rolled {' '.join(map(str, event.dice))}")
+        case Scored():
+            extra = (" (Joker)" if event.joker else "") + (" (time out)" if event.automatic else "")
+            return Text(f"{name(event.player)} scored {event.points} in {label(event.box)}{extra}")
+        case GameOver():
+            return Text("Game over", style="bold")
+    return None
+
+
+def client_app(node: DOMNode) -> _ClientApp:
+    """The app a screen belongs to, typed."""
+    app = node.app
+    assert isinstance(app, _ClientApp)
+    return app
+
+
+def score_cell(model: RoomModel, player: str, box: Box) -> Text:
+    """What one scorecard cell shows: the points written, else the preview for the player on
+    turn: ``(12)`` in green if allowed, ``(0)`` dimmed if allowed but worth nothing, ``--``
+    struck out in red if the rules forbid the box now (forced Joker); else nothing."""
+    p = model.player(player)
+    value = p.scorecard.get(box) if p is not None else None
+    if value is not None:
+        return Text(str(value), style="bold")
+    if player != model.current_player or model.phase is not Phase.ROLLED or model.turn_over:
+        return Text("")
+    entry = model.preview_for(box)
+    if entry is None:
+        return Text("")
+    if not entry.allowed:
+        return Text("--", style="strike dim red")
+    return Text(f"({entry.points})", style="dim italic" if entry.points == 0 else "green")
+
+
+# ---------------------------------------------------------------------------------- screens
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes/no question; dismisses with True for yes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Label(Text(self.question), id="question")
+            with Horizontal():
+                yield Button("Yes, score it (y)", id="yes", variant="warning")
+                yield Button("Cancel (n)", id="no", variant="primary")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(False)
+
+
+class LobbyScreen(Screen[None]):
+    """List, create, join and watch rooms."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("f5", "refresh", "Refresh rooms")]
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.player_name = name
+        self.rooms: list[RoomSummary] = []
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text("Yahtzee: lobby", style="bold"), id="title")
+            with Horizontal(classes="row"):
+                yield Label("Your name ")
+                yield Input(self.player_name, id="name", max_length=32)
+            yield Label("Open rooms (select a row, then Join or Watch)")
+            yield DataTable(id="rooms", cursor_type="row")
+            with Horizontal(classes="row"):
+                yield Button("Refresh (F5)", id="refresh")
+                yield Button("Join", id="join-selected", variant="primary")
+                yield Button("Watch", id="watch-selected")
+            yield Label("Create a room")
+            with Horizontal(classes="row"):
+                yield Label("Seats ")
+                yield Input("2", id="seats", type="integer", max_length=1)
+                yield Label(" Turn seconds ")
+                yield Input("0", id="turn-seconds", type="integer", max_length=4)
+                yield Checkbox("Public", True, id="public")
+            with Horizontal(classes="row"):
+                yield Select(
+                    [(r.value, r.value) for r in Rules], value="yahtzee", id="rules", prompt="rules"
+                )
+                yield Select(
+                    [(f"extra Yahtzees {v.value}", v.value) for v in ExtraYahtzees],
+                    value="on",
+                    id="extra-yahtzees",
+                    prompt="extra Yahtzees",
+                )
+                yield Select(
+                    [(f"joker {v.value}", v.value) for v in Joker],
+                    value="forced",
+                    id="joker",
+                    prompt="joker",
+                )
+                yield Select(
+                    [(f"first: {v.value}", v.value) for v in FirstPlayer],
+                    value="roll_off",
+                    id="first-player",
+                    prompt="first player",
+                )
+            yield Button("Create and join", id="create", variant="success")
+            yield Label("Join or watch by id")
+            with Horizontal(classes="row"):
+                yield Input(placeholder="room id", id="room-id", max_length=32)
+                yield Input(placeholder="invite code (private rooms)", id="invite", max_length=32)
+                yield Button("Join", id="join-id", variant="primary")
+                yield Button("Watch", id="watch-id")
+        yield Footer()
+
+    @property
+    def client(self) -> Client:
+        return client_app(self).client
+
+    def on_mount(self) -> None:
+        table = self.query_one("#rooms", DataTable)
+        table.add_columns("Room", "Players", "Seats", "Status", "Rules", "Watching")
+        self.action_refresh()
+        self.set_interval(5.0, self._refresh_when_shown)
+
+    def _refresh_when_shown(self) -> None:
+        if self.app.screen is self:
+            self.action_refresh()
+
+    @work(exclusive=True, group="rooms")
+    async def action_refresh(self) -> None:
+        try:
+            self.rooms = await self.client.list_rooms()
+        except (CommandError, ClientClosedError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        table = self.query_one("#rooms", DataTable)
+        table.clear()
+        for r in self.rooms:
+            table.add_row(
+                Text(r.room),
+                Text(", ".join(r.players)),
+                f"{r.seats - r.open_seats}/{r.seats}",
+                r.status.value,
+                r.options.rules.value,
+                str(r.spectators),
+                key=r.room,
+            )
+
+    def _entered_name(self) -> str | None:
+        name = self.query_one("#name", Input).value.strip()
+        if not name:
+            self.notify("Enter your name first.", severity="warning")
+            return None
+        return name
+
+    def _selected(self) -> str | None:
+        table = self.query_one("#rooms", DataTable)
+        if not self.rooms or table.cursor_row < 0 or table.cursor_row >= len(self.rooms):
+            self.notify("Select a room first.", severity="warning")
+            return None
+        return self.rooms[table.cursor_row].room
+
+    @on(Button.Pressed, "#refresh")
+    def _refresh(self) -> None:
+        self.action_refresh()
+
+    @on(Button.Pressed, "#join-selected")
+    def _join_selected(self) -> None:
+        room, name = self._selected(), self._entered_name()
+        if room and name:
+            client_app(self).enter_room(room, name=name)
+
+    @on(Button.Pressed, "#watch-selected")
+    def _watch_selected(self) -> None:
+        room = self._selected()
+        if room:
+            client_app(self).enter_room(room)
+
+    @on(Button.Pressed, "#join-id")
+    def _join_id(self) -> None:
+        room, name = self.query_one("#room-id", Input).value.strip(), self._entered_name()
+        invite = self.query_one("#invite", Input).value.strip() or None
+        if room and name:
+            client_app(self).enter_room(room, name=name, invite_code=invite)
+
+    @on(Button.Pressed, "#watch-id")
+    def _watch_id(self) -> None:
+        room = self.query_one("#room-id", Input).value.strip()
+        invite = self.query_one("#invite", Input).value.strip() or None
+        if room:
+            client_app(self).enter_room(room, invite_code=invite)
+
+    @on(Button.Pressed, "#create")
+    @work(exclusive=True, group="create")
+    async def _create(self) -> None:
+        name = self._entered_name()
+        if not name:
+            return
+
+        def pick(widget_id: str) -> str:
+            value = self.query_one(widget_id, Select).value
+            return str(value)
+
+        try:
+            seats = max(1, min(8, int(self.query_one("#seats", Input).value or "2")))
+            created = await self.client.create_room(
+                seats=seats,
+                public=self.query_one("#public", Checkbox).value,
+                turn_seconds=int(self.query_one("#turn-seconds", Input).value or "0"),
+                rules=pick("#rules"),
+                extra_yahtzees=pick("#extra-yahtzees"),
+                joker=pick("#joker"),
+                first_player=pick("#first-player"),
+            )
+        except (CommandError, ClientClosedError, ValueError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        client_app(self).enter_room(created.room, name=name, invite_code=created.invite_code)
+
+
+class TableScreen(Screen[None]):
+    """The game table, for a player (``player`` set) or a spectator."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "roll", "Roll"),
+        Binding("1", "hold_die(0)", "Hold 1", show=False),
+        Binding("2", "hold_die(1)", "Hold 2", show=False),
+        Binding("3", "hold_die(2)", "Hold 3", show=False),
+        Binding("4", "hold_die(3)", "Hold 4", show=False),
+        Binding("5", "hold_die(4)", "Hold 5", show=False),
+        Binding("s", "start", "Start"),
+        Binding("ctrl+l", "leave", "Leave"),
+    ]
+
+    def __init__(self, room: str, *, invite_code: str | None = None, spectator: bool) -> None:
+        super().__init__()
+        self.room = room
+        self.invite_code = invite_code
+        self.spectator = spectator
+        self.logged_seq = 0
+        self.mounted = False  # updates before the widgets exist are shown by on_mount
+
+    @property
+    def client(self) -> Client:
+        return client_app(self).client
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(id="header")
+            yield Static(id="turn")
+            with Horizontal(id="dice-row"):
+                for i in range(5):
+                    yield Button(" ", id=f"die-{i}", classes="die", disabled=True)
+                yield Button("Roll", id="roll", variant="success", disabled=True)
+                yield Button("Start", id="start", variant="primary")
+            yield Static(id="hint")
+            with Horizontal(id="main"):
+                yield DataTable(id="scorecard", cursor_type="row", zebra_stripes=True)
+                yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
+            yield Static(id="standings")
+        yield Footer()
+
+    AUTO_FOCUS = "#scorecard"
+
+    def on_mount(self) -> None:
+        # Keys do the playing (r, 1-5, Enter on the scorecard); the buttons are for the mouse
+        # and never take the focus, so Enter always means "score the highlighted box".
+        for button in self.query(Button):
+            button.can_focus = False
+        self.mounted = True
+        self.refresh_view()
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        model = self.client.model
+        if model is not None and model.turn_deadline_ms is not None:
+            self._render_turn(model)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Show only the keys that make sense now (None: shown but disabled)."""
+        model = self.client.model
+        if action == "start":
+            return bool(
+                model is not None
+                and self.me is not None
+                and model.status is RoomStatus.LOBBY
+                and model.host == self.me
+            )
+        if action in ("roll", "hold_die"):
+            if self.spectator or model is None or model.status is not RoomStatus.PLAYING:
+                return False
+            return True if model is not None and model.current_player == self.me else None
+        return True
+
+    # ---------------------------------------------------------------- rendering
+
+    @property
+    def me(self) -> str | None:
+        return None if self.spectator else self.client.player
+
+    def refresh_view(self) -> None:
+        if not self.mounted:
+            return
+        model = self.client.model
+        header = self.query_one("#header", Static)
+        role = "watching" if self.spectator else "playing"
+        status = self.client.status
+        if model is None or model.room != self.room:
+            header.update(Text(f"Room {self.room} ({role}) - loading... [{status}]"))
+            return
+        o = model.options
+        header.update(
+            Text.assemble(
+                (f"Room {self.room}", "bold"),
+                f" ({role})",
+                f"  invite {self.invite_code}" if self.invite_code else "",
+                f"  {o.rules.value}, extra Yahtzees {o.extra_yahtzees.value}, "
+                f"joker {o.joker.value}, first {o.first_player.value}",
+                f"  |  {model.spectators} watching  |  {status}",
+            )
+        )
+        self._render_turn(model)
+        self._render_dice(model)
+        self.refresh_bindings()
+        self._render_scorecard(model)
+        self._render_standings(model)
+
+    def _render_turn(self, model: RoomModel) -> None:
+        if model.status is RoomStatus.FINISHED:
+            text = Text("Game over", style="bold")
+        elif model.status is RoomStatus.LOBBY:
+            host = model.name_of(model.host) if model.host else "the host"
+            text = Text(
+                f"Lobby: {len(model.players)}/{model.max_seats} seated; {host} starts the game"
+            )
+        elif model.current_player is None:
+            text = Text("Starting...")
+        elif model.current_player == self.me:
+            text = Text(f"Your turn (round {model.round})", style="bold green")
+        else:
+            text = Text(f"{model.name_of(model.current_player)}'s turn (round {model.round})")
+        if model.turn_deadline_ms is not None and model.status is RoomStatus.PLAYING:
+            left = max(0, math.ceil(model.turn_deadline_ms / 1000 - time.time()))
+            text.append(f"  {left}s left", style="yellow")
+        self.query_one("#turn", Static).update(text)
+
+    def _render_dice(self, model: RoomModel) -> None:
+        mine = self.me is not None and model.current_player == self.me and not model.turn_over
+        can_hold = mine and model.phase is Phase.ROLLED and model.rolls_left > 0
+        for i in range(5):
+            button = self.query_one(f"#die-{i}", Button)
+            face = model.dice[i] if model.dice else 0
+            held = i in model.held
+            button.label = Text(f"{face} {FACES[face]}" if face else "-")
+            button.set_class(held, "held")
+            button.tooltip = "held" if held else None
+            button.disabled = not can_hold
+        self.query_one("#dice-row").display = model.status is not RoomStatus.FINISHED
+        roll = self.query_one("#roll", Button)
+        roll.label = Text(f"Roll ({model.rolls_left} left)")
+        roll.disabled = not (mine and model.rolls_left > 0)
+        roll.display = not self.spectator and model.status is RoomStatus.PLAYING
+        start = self.query_one("#start", Button)
+        start.display = (
+            self.me is not None and model.status is RoomStatus.LOBBY and model.host == self.me
+        )
+        hint = ""
+        if mine and model.phase is Phase.AWAITING_ROLL:
+            hint = "Press r to roll."
+        elif mine and model.phase is Phase.ROLLED:
+            hint = (
+                "Keys 1-5 hold dice, r rolls again; Enter on a row scores that box."
+                if model.rolls_left
+                else "No rolls left: choose a box (arrows, Enter)."
+            )
+            if model.yahtzee_bonus_pending:
+                hint += " Extra Yahtzee: +100!"
+        self.query_one("#hint", Static).update(Text(hint, style="italic"))
+
+    def _render_scorecard(self, model: RoomModel) -> None:
+        table = self.query_one("#scorecard", DataTable)
+        row = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("Box", key="box")
+        for p in model.players:
+            title = Text(p.name, style="bold" if p.player == model.current_player else "")
+            if p.player == self.me:
+                title.append(" (you)")
+            if not p.connected:
+                title.append(" (left)" if p.forfeited else " (offline)", style="red")
+            table.add_column(title, key=p.player)
+        for box in model.boxes:
+            cells: list[Text] = [Text(label(box))]
+            for p in model.players:
+                cells.append(score_cell(model, p.player, box))
+            table.add_row(*cells, key=str(box))
+        table.add_row(
+            Text("Upper bonus", style="bold"),
+            *(Text(str(p.upper_bonus)) for p in model.players),
+            key="upper_bonus",
+        )
+        if model.options.rules is Rules.YAHTZEE:
+            table.add_row(
+                Text("Yahtzee bonus", style="bold"),
+                *(Text(str(p.yahtzee_bonus)) for p in model.players),
+                key="yahtzee_bonus",
+            )
+        table.add_row(
+            Text("Total", style="bold"),
+            *(Text(str(p.grand), style="bold") for p in model.players),
+            key="total",
+        )
+        if row > 0:
+            table.move_cursor(row=row)
+
+    def _render_standings(self, model: RoomModel) -> None:
+        widget = self.query_one("#standings", Static)
+        if model.status is not RoomStatus.FINISHED:
+            widget.display = False
+            return
+        widget.display = True
+        text = Text("Final standings\n", style="bold")
+        if model.results:
+            for s in model.results:
+                text.append(f"{s.place}. {s.name}: {s.total}\n")
+        else:
+            ranked = sorted(model.players, key=lambda p: -p.grand)
+            for i, p in enumerate(ranked, 1):
+                text.append(f"{i}. {p.name}: {p.grand}\n")
+        widget.update(text)
+
+    def show_update(self, update: Event | Snapshot) -> None:
+        """Called by the app for each room event or snapshot."""
+        if not self.mounted:
+            return
+        if isinstance(update, Event) and update.seq > self.logged_seq:
+            self.logged_seq = update.seq
+            line = describe(self.client.model, update)
+            if line is not None:
+                self.query_one("#log", RichLog).write(line)
+        self.refresh_view()
+
+    # ---------------------------------------------------------------- actions
+
+    async def _run(self, command: Awaitable[object]) -> None:
+        try:
+            await command
+        except (CommandError, ClientClosedError) as exc:
+            self.notify(str(exc), severity="error")
+
+    def _my_model(self) -> RoomModel | None:
+        model = self.client.model
+        if self.spectator or model is None or model.current_player != self.me:
+            return None
+        return None if model.turn_over else model
+
+    @work(group="commands")
+    async def action_roll(self) -> None:
+        model = self._my_model()
+        if model is None or model.rolls_left == 0:
+            return
+        keep = list(model.held) if model.phase is Phase.ROLLED else []
+        await self._run(self.client.roll(keep))
+
+    @work(group="commands")
+    async def action_hold_die(self, index: int) -> None:
+        model = self._my_model()
+        if model is None or model.phase is not Phase.ROLLED or model.rolls_left == 0:
+            return
+        if index in model.held:
+            await self._run(self.client.release([index]))
+        else:
+            await self._run(self.client.hold([index]))
+
+    @work(group="commands")
+    async def action_start(self) -> None:
+        model = self.client.model
+        if self.spectator or model is None or model.status is not RoomStatus.LOBBY:
+            return
+        await self._run(self.client.start())
+
+    @work(group="commands")
+    async def action_leave(self) -> None:
+        with contextlib.suppress(CommandError, ClientClosedError):
+            await self.client.leave()
+        self.app.pop_screen()
+        if not isinstance(self.app.screen, LobbyScreen):
+            self.app.exit()
+
+    @on(Button.Pressed, "#roll")
+    def _roll(self) -> None:
+        self.action_roll()
+
+    @on(Button.Pressed, "#start")
+    def _start(self) -> None:
+        self.action_start()
+
+    @on(Button.Pressed, ".die")
+    def _die(self, event: Button.Pressed) -> None:
+        assert event.button.id is not None
+        self.action_hold_die(int(event.button.id.removeprefix("die-")))
+
+    @on(DataTable.RowSelected, "#scorecard")
+    def _row(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        if key in LABELS:
+            self.choose_box(key)
+
+    @work(group="commands")
+    async def choose_box(self, box: str) -> None:
+        """Score ``box``, asking first if it scores 0 while another allowed box scores more."""
+        model = self._my_model()
+        if model is None or model.phase is not Phase.ROLLED:
+            return
+        entry = model.preview_for(box)
+        if entry is None or not entry.allowed:
+            self.notify(f"{label(box)} cannot be scored now.", severity="warning")
+            return
+        better = [e for e in model.preview if e.allowed and e.points > entry.points]
+        if entry.points == 0 and better:
+            best = max(better, key=lambda e: e.points)
+            question = (
+                f"{label(box)} scores 0 now, while {label(best.box)} would score "
+                f"{best.points}. Score 0 in {label(box)}?"
+            )
+            if not await self.app.push_screen_wait(ConfirmScreen(question)):
+                return
+        await self._run(self.client.score(box))
+
+
+# ---------------------------------------------------------------------------------- apps
+
+
+CSS = """
+#title { margin-bottom: 1; }
+.row { height: auto; margin-bottom: 1; }
+.row Input { width: 24; }
+#seats { width: 8; }
+#turn-seconds { width: 10; }
+#rooms { height: 10; }
+Select { width: 28; }
+#dice-row { height: auto; }
+.die { min-width: 9; }
+.die.held { background: $warning; color: $text; text-style: bold; }
+#main { height: 1fr; }
+#scorecard { width: auto; max-width: 80%; }
+#log { width: 1fr; border-left: solid $primary; }
+#standings { border: round $success; padding: 0 1; height: auto; }
+#header { background: $primary-background; }
+#turn { text-style: bold; margin: 1 0 0 0; }
+ConfirmScreen { align: center middle; }
+#confirm-box { width: 60; height: auto; border: thick $warning; background: $surface;
+    padding: 1 2; }
+#confirm-box Horizontal { height: auto; margin-top: 1; }
+"""
+
+
+class _ClientApp(App[None]):
+    """Shared plumbing: one Client, events pumped to the table screen."""
+
+    CSS = CSS
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self.client = Client(url, on_status=self._on_status)
+
+    def _on_status(self, status: str) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, TableScreen):
+                screen.refresh_view()
+
+    async def _connect(self) -> bool:
+        try:
+            await self.client.connect()
+        except ConnectionFailedError as exc:
+            self.exit(message=str(exc))
+            return False
+        self.pump()
+        return True
+
+    @work(exclusive=True, group="pump")
+    async def pump(self) -> None:
+        async for update in self.client.events():
+            for screen in self.screen_stack:
+                if isinstance(screen, TableScreen):
+                    screen.show_update(update)
+
+    async def on_unmount(self) -> None:
+        await self.client.close()
+
+    def enter_room(
+        self, room: str, *, name: str | None = None, invite_code: str | None = None
+    ) -> None:
+        """Join (with ``name``) or watch (without) a room, then show the table (in a worker)."""
+        self.run_worker(self._enter_room(room, name=name, invite_code=invite_code), group="enter")
+
+    async def _enter_room(
+        self, room: str, *, name: str | None = None, invite_code: str | None = None
+    ) -> None:
+        try:
+            if name is not None:
+                await self.client.join(room, name, invite_code)
+            else:
+                await self.client.spectate(room, invite_code)
+        except (CommandError, ClientClosedError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        await self.push_screen(TableScreen(room, invite_code=invite_code, spectator=name is None))
+
+
+class PlayApp(_ClientApp):
+    """``yahtzee play``: lobby, then the table."""
+
+    TITLE = "Yahtzee"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str = "Player",
+        room: str | None = None,
+        invite_code: str | None = None,
+    ) -> None:
+        super().__init__(url)
+        self.player_name = name
+        self.start_room = room
+        self.invite_code = invite_code
+
+    async def on_mount(self) -> None:
+        if not await self._connect():
+            return
+        await self.push_screen(LobbyScreen(self.player_name))
+        if self.start_room:
+            await self._enter_room(
+                self.start_room, name=self.player_name, invite_code=self.invite_code
+            )
+
+
+class WatchApp(_ClientApp):
+    """``yahtzee watch ROOM``: the table, as a spectator."""
+
+    TITLE = "Yahtzee (watching)"
+
+    def __init__(self, url: str, *, room: str, invite_code: str | None = None) -> None:
+        super().__init__(url)
+        self.room = room
+        self.invite_code = invite_code
+
+    async def on_mount(self) -> None:
+        if not await self._connect():
+            return
+        try:
+            await self.client.spectate(self.room, self.invite_code)
+        except (CommandError, ClientClosedError) as exc:
+            self.exit(message=f"cannot watch {self.room}: {exc}")
+            return
+        await self.push_screen(TableScreen(self.room, invite_code=self.invite_code, spectator=True))

@@ -1,0 +1,52 @@
+"""The client subcommands, through a parser built like ``yahtzee``'s."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from clients_live import LiveServer
+
+from clients.cli import register
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="yahtzee")
+    register(root.add_subparsers(dest="command", required=True))
+    return root
+
+
+def test_subcommands_and_defaults() -> None:
+    args = parser().parse_args(["watch", "r1", "--url", "ws://h:1/ws"])
+    assert (args.command, args.room, args.url) == ("watch", "r1", "ws://h:1/ws")
+    args = parser().parse_args(["bot", "-n", "3", "--rules", "yatzy", "--private"])
+    assert (args.bots, args.rules, args.private, args.room) == (3, "yatzy", True, None)
+    args = parser().parse_args(["play", "--name", "Ann", "--room", "r1"])
+    assert (args.name, args.room) == ("Ann", "r1")
+
+
+def test_bad_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parser().parse_args(["bot", "--joker", "sometimes"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_bots_play_a_whole_game(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = parser().parse_args(
+        ["bot", "--url", live_server.ws, "-n", "2", "--delay", "0", "--first-player", "random"]
+    )
+    assert args.func(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("room ")
+    assert out[1].startswith("1. ")
+    assert len(out) == 3
+
+
+def test_bot_reports_an_unknown_room(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = parser().parse_args(["bot", "--url", live_server.ws, "--room", "nope", "--delay", "0"])
+    assert args.func(args) == 1
+    assert "room_not_found" in capsys.readouterr().out

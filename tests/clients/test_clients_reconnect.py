@@ -1,0 +1,184 @@
+"""Reconnect policy and heartbeats, against a scripted in-test WebSocket peer.
+
+The peer speaks just enough of the protocol (welcome, acks, pongs when asked to) to put the
+client in situations a real server rarely produces on demand: a silent peer, a restart (1012),
+a normal close (1000), a seq gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+from test_clients_model import lobby_snapshot
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.typing import Subprotocol
+
+from clients.backoff import Backoff
+from clients.client import Client, ClientClosedError
+from protocol import (
+    DEFAULT_LIMITS,
+    Encoding,
+    Hello,
+    ListRooms,
+    ListRoomsResult,
+    Message,
+    Ping,
+    Pong,
+    Spectate,
+    Spectators,
+    Welcome,
+    decode_client,
+    encode,
+    make_ack,
+    make_error,
+)
+
+FAST = Backoff(initial=0.01, maximum=0.05, jitter=0)
+
+
+@dataclass
+class Peer:
+    """A scripted server: records commands, answers hello/spectate/rejoin, maybe pings."""
+
+    answer_pings: bool = True
+    connections: list[ServerConnection] = field(default_factory=list)
+    commands: list[object] = field(default_factory=list)
+    connected: asyncio.Queue[ServerConnection] = field(default_factory=asyncio.Queue)
+    received: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
+    url: str = ""
+
+    async def handler(self, ws: ServerConnection) -> None:
+        self.connections.append(ws)
+        welcome = Welcome(
+            server_version="test",
+            protocol_version=1,
+            encoding=Encoding.MSGPACK,
+            limits=DEFAULT_LIMITS,
+            heartbeat_seconds=20,
+        )
+        await ws.send(encode(welcome, Encoding.MSGPACK))
+        await self.connected.put(ws)
+        async for frame in ws:
+            command = decode_client(frame, Encoding.MSGPACK)
+            self.commands.append(command)
+            await self.received.put(command)
+            if isinstance(command, Ping):
+                if self.answer_pings:
+                    await ws.send(encode(Pong(id=command.id), Encoding.MSGPACK))
+            elif isinstance(command, Hello | Spectate):
+                await ws.send(encode(make_ack(command.id, seq=None), Encoding.MSGPACK))
+            elif isinstance(command, ListRooms):
+                # Refuse the first attempt of each id as rate limited, accept the second.
+                if self.commands.count(command) == 1:
+                    reply: Message = make_error("rate_limited", command.id)
+                else:
+                    reply = make_ack(command.id, ListRoomsResult(rooms=()))
+                await ws.send(encode(reply, Encoding.MSGPACK))
+
+    async def next_command(self, kind: type) -> object:
+        while True:
+            command = await self.received.get()
+            if isinstance(command, kind):
+                return command
+
+
+@pytest.fixture
+async def peer() -> AsyncIterator[Peer]:
+    peer = Peer()
+    msgpack = Subprotocol("yahtzee.v1.msgpack")
+    async with serve(peer.handler, "127.0.0.1", 0, subprotocols=[msgpack]) as srv:
+        port = next(iter(srv.sockets)).getsockname()[1]
+        peer.url = f"ws://127.0.0.1:{port}/ws"
+        yield peer
+
+
+async def test_a_silent_peer_is_replaced_after_the_pong_timeout(peer: Peer) -> None:
+    peer.answer_pings = False
+    client = Client(peer.url, backoff=FAST, ping_interval=0.02)
+    await client.connect()
+    try:
+        first = await peer.connected.get()
+        async with asyncio.timeout(10):
+            await peer.connected.get()  # the client gave up on the first and came back
+            await first.wait_closed()
+        assert len(peer.connections) >= 2
+    finally:
+        await client.close()
+
+
+async def test_a_restart_1012_reconnects_and_resumes_watching(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    try:
+        first = await peer.connected.get()
+        await client.spectate("r1")
+        await first.send(encode(Spectators(room="r1", seq=1, count=1), Encoding.MSGPACK))
+        await peer.next_command(Spectate)
+        await first.close(1012, "restart")
+        async with asyncio.timeout(10):
+            await peer.connected.get()
+            resumed = await peer.next_command(Spectate)
+        assert isinstance(resumed, Spectate)
+        assert (resumed.room, resumed.last_seq) == ("r1", 1)
+        # The queue holds the event once, even if the peer sends it again after the resume.
+        second = peer.connections[-1]
+        await second.send(encode(Spectators(room="r1", seq=1, count=1), Encoding.MSGPACK))
+        await second.send(encode(Spectators(room="r1", seq=2, count=2), Encoding.MSGPACK))
+        seen = []
+        async with asyncio.timeout(10):
+            async for update in client.events():
+                seen.append(update.seq)
+                if update.seq == 2:
+                    break
+        assert seen == [1, 2]
+    finally:
+        await client.close()
+
+
+async def test_a_normal_close_ends_the_client(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    ws = await peer.connected.get()
+    await ws.close(1000, "bye")
+    async with asyncio.timeout(10):
+        updates = [u async for u in client.events()]
+    assert updates == []
+    assert client.status == "closed"
+    with pytest.raises(ClientClosedError):
+        await client.list_rooms()
+    await client.close()
+
+
+async def test_a_seq_gap_forces_a_resync(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    try:
+        ws = await peer.connected.get()
+        await client.spectate("r1")
+        await ws.send(encode(lobby_snapshot(), Encoding.MSGPACK))
+        await ws.send(encode(Spectators(room="r1", seq=1, count=1), Encoding.MSGPACK))
+        await ws.send(encode(Spectators(room="r1", seq=3, count=3), Encoding.MSGPACK))
+        async with asyncio.timeout(10):
+            await peer.connected.get()
+            resumed = await peer.next_command(Spectate)
+            while getattr(resumed, "last_seq", None) is None:
+                resumed = await peer.next_command(Spectate)
+        assert isinstance(resumed, Spectate)
+        assert resumed.last_seq == 1
+    finally:
+        await client.close()
+
+
+async def test_a_retryable_error_is_retried_with_the_same_id(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    try:
+        assert await client.list_rooms() == []
+        attempts = [c for c in peer.commands if isinstance(c, ListRooms)]
+        assert len(attempts) == 2
+        assert attempts[0] == attempts[1]
+    finally:
+        await client.close()

@@ -1,0 +1,288 @@
+"""The terminal clients driven by textual's pilot against a real server.
+
+Waiting is on conditions (the client's model, the screen on top), checked each time the app has
+processed its pending messages, with a deadline; never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from clients_live import LiveServer
+from test_clients_model import lobby_snapshot
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, RichLog, Select, Static
+
+from clients.bot import BotConfig, run_bots
+from clients.client import Client
+from clients.model import RoomModel
+from clients.tui import (
+    ConfirmScreen,
+    LobbyScreen,
+    PlayApp,
+    TableScreen,
+    WatchApp,
+    describe,
+    score_cell,
+)
+from protocol import (
+    Box,
+    FirstPlayer,
+    GameStarted,
+    Phase,
+    PlayerJoined,
+    PreviewEntry,
+    Rolled,
+    RoomStatus,
+    Scored,
+    TurnChanged,
+)
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+DEADLINE = 30.0
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause()
+
+
+def text_of(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def play_turn(
+    pilot: Pilot[None], app: PlayApp, table: TableScreen, me: str, turn: int, *, ask: bool
+) -> bool:
+    """Play one turn with the keyboard; returns True if the 0-point question was asked."""
+    client = app.client
+    await until(
+        pilot,
+        lambda: (
+            client.model is not None
+            and client.model.current_player == me
+            and client.model.phase is Phase.AWAITING_ROLL
+        ),
+        f"turn {turn}",
+    )
+    model = client.model
+    assert model is not None
+    turn_text = table.query_one("#turn", Static)
+    await until(pilot, lambda: "Your turn" in text_of(turn_text), "your turn")
+    await pilot.press("r")
+    await until(pilot, lambda: model.phase is Phase.ROLLED, "the roll")
+    if turn == 1:
+        # Hold the first die (key 1) and roll again: it keeps its face.
+        first = model.dice[0]
+        await pilot.press("1")
+        await until(pilot, lambda: model.held == [0], "the hold")
+        await until(pilot, lambda: table.query_one("#die-0").has_class("held"), "held")
+        await pilot.press("r")
+        await until(pilot, lambda: model.roll_number == 2, "the second roll")
+        assert model.dice[0] == first
+    allowed = [e for e in model.preview if e.allowed]
+    best = max(allowed, key=lambda e: e.points)
+    zeros = [e for e in allowed if e.points == 0]
+    asked = False
+    if ask and zeros and best.points > 0:
+        # A 0 while another box scores more: the table asks first; say no.
+        table.choose_box(str(zeros[0].box))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is table, "the table again")
+        asked = True
+    if turn == 5:
+        ARTIFACTS.mkdir(exist_ok=True)
+        app.save_screenshot("tui-table.svg", str(ARTIFACTS))
+    scorecard = table.query_one("#scorecard", DataTable)
+    scorecard.move_cursor(row=list(model.boxes).index(best.box))
+    await pilot.press("enter")
+    player = model.player(me)
+    assert player is not None
+    await until(pilot, lambda: player.scorecard[best.box] is not None, "the score")
+    assert player.scorecard[best.box] == best.points
+    return asked
+
+
+async def test_a_whole_solo_game_in_the_terminal(live_server: LiveServer) -> None:
+    name = "Tess [bold]x[/bold]"
+    app = PlayApp(live_server.ws, name=name)
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        lobby = app.screen
+        lobby.query_one("#seats", Input).value = "1"
+        lobby.query_one("#first-player", Select).value = "seat_order"
+        await pilot.click("#create")
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        client = app.client
+        await until(pilot, lambda: client.model is not None, "the snapshot")
+        table = app.screen
+        assert isinstance(table, TableScreen)
+        await until(pilot, lambda: table.query_one("#start").display, "the start button")
+        await pilot.press("s")
+
+        me = client.player
+        assert me is not None
+        asked = False
+        for turn in range(1, 14):
+            asked = await play_turn(pilot, app, table, me, turn, ask=not asked) or asked
+        assert asked
+        model = client.model
+        assert model is not None
+        await until(pilot, lambda: model.status is RoomStatus.FINISHED, "the end")
+        standings = table.query_one("#standings", Static)
+        await until(pilot, lambda: "Final standings" in text_of(standings), "standings")
+        player = model.player(me)
+        assert player is not None
+        assert f"1. {name}: {player.grand}" in text_of(standings)
+        assert "Game over" in text_of(table.query_one("#turn", Static))
+        ARTIFACTS.mkdir(exist_ok=True)
+        app.save_screenshot("tui-final.svg", str(ARTIFACTS))
+
+
+async def test_watching_a_bot_game(live_server: LiveServer) -> None:
+    async with Client(live_server.ws) as host:
+        created = await host.create_room(seats=2, first_player="roll_off")
+    app = WatchApp(live_server.ws, room=created.room)
+    async with app.run_test(size=(150, 50)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        await until(pilot, lambda: app.client.model is not None, "the snapshot")
+        table = app.screen
+        header = table.query_one("#header", Static)
+        await until(pilot, lambda: "1 watching" in text_of(header), "the spectator count")
+        bots = asyncio.create_task(
+            run_bots(BotConfig(url=live_server.ws, room=created.room, bots=2))
+        )
+        results = await bots
+        model = app.client.model
+        assert model is not None
+        await until(pilot, lambda: model.status is RoomStatus.FINISHED, "the end")
+        standings = table.query_one("#standings", Static)
+        await until(pilot, lambda: "Final standings" in text_of(standings), "standings")
+        for s in results:
+            assert f"{s.place}. {s.name}: {s.total}" in text_of(standings)
+        scorecard = table.query_one("#scorecard", DataTable)
+        totals = [str(cell) for cell in scorecard.get_row("total")[1:]]
+        by_seat = sorted(model.players, key=lambda p: p.seat)
+        assert totals == [str(p.grand) for p in by_seat]
+        assert table.query_one("#roll").display is False
+
+
+def rolled_model() -> tuple[RoomModel, str]:
+    """Ann on turn after rolling five fours with Fours open: the forced Joker allows only Fours."""
+    model = RoomModel.from_snapshot(lobby_snapshot())
+    model.apply(PlayerJoined(room="r1", seq=1, player="pa", name="Ann", seat=0))
+    model.apply(GameStarted(room="r1", seq=2, order=("pa",), first_player=FirstPlayer.SEAT_ORDER))
+    model.apply(TurnChanged(room="r1", seq=3, player="pa", round=1, deadline_ms=None))
+    model.player("pa").scorecard[Box.YAHTZEE] = 50  # type: ignore[union-attr]
+    preview = (
+        PreviewEntry(box=Box.FOURS, allowed=True, points=20),
+        PreviewEntry(box=Box.ACES, allowed=False, points=0),
+        PreviewEntry(box=Box.CHANCE, allowed=True, points=0),
+    )
+    model.apply(
+        Rolled(
+            room="r1",
+            seq=4,
+            player="pa",
+            dice=(4, 4, 4, 4, 4),
+            roll_number=1,
+            rolls_left=2,
+            held=(),
+            preview=preview,
+            yahtzee_bonus_pending=True,
+        )
+    )
+    return model, "pa"
+
+
+def test_score_cells_tell_forbidden_from_zero() -> None:
+    model, ann = rolled_model()
+    filled = score_cell(model, ann, Box.YAHTZEE)
+    allowed = score_cell(model, ann, Box.FOURS)
+    forbidden = score_cell(model, ann, Box.ACES)
+    zero = score_cell(model, ann, Box.CHANCE)
+    assert (filled.plain, str(filled.style)) == ("50", "bold")
+    assert (allowed.plain, str(allowed.style)) == ("(20)", "green")
+    assert (forbidden.plain, str(forbidden.style)) == ("--", "strike dim red")
+    assert (zero.plain, str(zero.style)) == ("(0)", "dim italic")
+    assert score_cell(model, "someone-else", Box.FOURS).plain == ""
+
+
+def test_moves_are_described_in_words() -> None:
+    model, ann = rolled_model()
+    event = Scored(
+        room="r1",
+        seq=5,
+        player=ann,
+        box=Box.FOURS,
+        points=20,
+        upper_bonus=0,
+        yahtzee_bonus=100,
+        joker=True,
+        automatic=False,
+        total=170,
+    )
+    line = describe(model, event)
+    assert line is not None
+    assert line.plain == "Ann scored 20 in Fours (Joker)"
+
+
+async def test_the_lobby_lists_a_room_and_watches_it(live_server: LiveServer) -> None:
+    async with Client(live_server.ws) as other:
+        created = await other.create_room(seats=2)
+        await other.join(created.room, "Olga [red]")
+        app = PlayApp(live_server.ws, name="Tess")
+        async with app.run_test(size=(150, 50)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+            lobby = app.screen
+            assert isinstance(lobby, LobbyScreen)
+            await until(pilot, lambda: any(r.room == created.room for r in lobby.rooms), "the room")
+            rooms = lobby.query_one("#rooms", DataTable)
+            rooms.move_cursor(row=[r.room for r in lobby.rooms].index(created.room))
+            await pilot.click("#watch-selected")
+            await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+            table = app.screen
+            assert isinstance(table, TableScreen)
+            await until(pilot, lambda: app.client.model is not None, "the snapshot")
+            turn = table.query_one("#turn", Static)
+            await until(pilot, lambda: "1/2 seated" in text_of(turn), "the lobby line")
+            assert "Olga [red] starts the game" in text_of(turn)
+            assert table.query_one("#start").display is False
+
+
+async def test_a_game_against_the_bot_in_the_terminal(live_server: LiveServer) -> None:
+    app = PlayApp(live_server.ws, name="Ann")
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        app.screen.query_one("#first-player", Select).value = "seat_order"
+        await pilot.click("#create")  # two seats by default
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        table = app.screen
+        assert isinstance(table, TableScreen)
+        client = app.client
+        bot = asyncio.create_task(
+            run_bots(BotConfig(url=live_server.ws, room=table.room, names=("Robo",)))
+        )
+        await until(
+            pilot, lambda: client.model is not None and len(client.model.players) == 2, "the bot"
+        )
+        await pilot.press("s")
+        me = client.player
+        assert me is not None
+        for turn in range(1, 14):
+            await play_turn(pilot, app, table, me, turn, ask=False)
+        results = await bot
+        standings = table.query_one("#standings", Static)
+        await until(pilot, lambda: "Final standings" in text_of(standings), "standings")
+        assert {s.name for s in results} == {"Ann", "Robo"}
+        for s in results:
+            assert f"{s.place}. {s.name}: {s.total}" in text_of(standings)
+        log = table.query_one("#log", RichLog)
+        assert any("Robo scored" in line.text for line in log.lines)
