@@ -251,4 +251,4 @@ YATZY_BOXES: Final[tuple[Box, ...]] = (
 
 def boxes_for(rules: Rules) -> tuple[Box, ...]:
     """Return the boxes of a rule set in scorecard order (the order of `scorecard` maps)."""
-    return YAHTZEE_BOXES if rules is Rules.YAHTZEE else YATZY_BOXES
+    return YAHTZEE_BOXES if Rules(rules) is Rules.YAHTZEE else YATZY_BOXES

@@ -12,62 +12,13 @@ Rule questions are decided by RULES.md; see :mod:`server.game.engine` for the th
 operation and :mod:`server.game.transitions` for the phase x command table.
 """
 
+from . import commands, engine, errors, events, options
 from .boxes import YAHTZEE_BOXES, YATZY_BOXES, Box, boxes_for
-from .commands import (
-    COMMAND_TYPES,
-    Command,
-    Hold,
-    Join,
-    Leave,
-    Release,
-    Roll,
-    RollOff,
-    Score,
-    Start,
-)
-from .engine import MAX_NAME_LENGTH, apply, dice_to_roll
-from .errors import (
-    ERROR_CLASSES,
-    ERROR_CODES,
-    AlreadyJoinedError,
-    BoxNotAllowedError,
-    CategoryTakenError,
-    GameAlreadyStartedError,
-    GameError,
-    GameNotStartedError,
-    GameOverError,
-    InvalidCommandError,
-    InvalidDiceError,
-    InvalidNameError,
-    MustRollFirstError,
-    NameTakenError,
-    NoRollsLeftError,
-    NotAPlayerError,
-    NothingToRollError,
-    NotHostError,
-    NotYourTurnError,
-    RoomFullError,
-    UnknownBoxError,
-    WrongPhaseError,
-)
-from .events import (
-    EVENT_TYPES,
-    Event,
-    GameOver,
-    GameStarted,
-    HoldChanged,
-    HostChanged,
-    PlayerJoined,
-    PlayerLeft,
-    Rolled,
-    RollOffEntry,
-    RollOffRolled,
-    RollOffStarted,
-    Scored,
-    Standing,
-    TurnChanged,
-)
-from .options import FirstPlayer, JokerMode, RuleOptions, RuleSet, Toggle
+from .commands import *  # noqa: F403
+from .engine import *  # noqa: F403
+from .errors import *  # noqa: F403
+from .events import *  # noqa: F403
+from .options import *  # noqa: F403
 from .preview import (
     BoxPreview,
     best_auto_score,
@@ -93,80 +44,27 @@ from .state import (
 )
 from .transitions import TRANSITIONS, Allowed, Guard, Refused, transition_table_markdown
 
+# Everything public of commands, engine, errors, events and options (their ``__all__``), plus
+# the names below from the other modules.
 __all__ = [
-    "COMMAND_TYPES",
-    "ERROR_CLASSES",
-    "ERROR_CODES",
-    "EVENT_TYPES",
-    "MAX_NAME_LENGTH",
     "MAX_ROLLS",
     "MAX_SEATS",
     "TRANSITIONS",
     "YAHTZEE_BOXES",
     "YATZY_BOXES",
     "Allowed",
-    "AlreadyJoinedError",
     "Box",
-    "BoxNotAllowedError",
     "BoxPreview",
-    "CategoryTakenError",
-    "Command",
-    "Event",
-    "FirstPlayer",
-    "GameAlreadyStartedError",
-    "GameError",
-    "GameNotStartedError",
-    "GameOver",
-    "GameOverError",
-    "GameStarted",
     "GameState",
     "Guard",
-    "Hold",
-    "HoldChanged",
-    "HostChanged",
-    "InvalidCommandError",
-    "InvalidDiceError",
-    "InvalidNameError",
-    "Join",
-    "JokerMode",
-    "Leave",
-    "MustRollFirstError",
-    "NameTakenError",
-    "NoRollsLeftError",
-    "NotAPlayerError",
-    "NotHostError",
-    "NotYourTurnError",
-    "NothingToRollError",
     "Phase",
-    "PlayerJoined",
-    "PlayerLeft",
     "PlayerState",
     "Refused",
-    "Release",
-    "Roll",
-    "RollOff",
-    "RollOffEntry",
-    "RollOffRolled",
-    "RollOffStarted",
-    "Rolled",
-    "RoomFullError",
-    "RuleOptions",
-    "RuleSet",
-    "Score",
     "Scorecard",
-    "Scored",
-    "Standing",
-    "Start",
-    "Toggle",
     "Totals",
-    "TurnChanged",
-    "UnknownBoxError",
-    "WrongPhaseError",
-    "apply",
     "best_auto_score",
     "boxes_for",
     "current_player",
-    "dice_to_roll",
     "event_from_dict",
     "event_to_dict",
     "from_dict",
@@ -183,3 +81,8 @@ __all__ = [
     "transition_table_markdown",
     "yahtzee_bonus_pending",
 ]
+__all__ += commands.__all__
+__all__ += engine.__all__
+__all__ += errors.__all__
+__all__ += events.__all__
+__all__ += options.__all__

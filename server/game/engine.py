@@ -301,9 +301,10 @@ def _score(state: GameState, command: Score) -> _Result:
     if not card.is_open(box):
         raise CategoryTakenError(f"{box.value} is already filled with {card.get(box)}")
     options = state.options
-    ruling = {p.box: p for p in box_previews(options, card, state.dice)}[box]
+    previews = box_previews(options, card, state.dice)
+    ruling = next(p for p in previews if p.box is box)
     if not ruling.allowed:
-        allowed = [p.box.value for p in box_previews(options, card, state.dice) if p.allowed]
+        allowed = [p.box.value for p in previews if p.allowed]
         raise BoxNotAllowedError(f"the Joker rule allows only {', '.join(allowed)}")
     bonus = yahtzee_bonus_due(options, card, state.dice)
     new_card = card.with_score(box, ruling.points, bonus)

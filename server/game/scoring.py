@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
-from .boxes import Box, boxes_for, upper_face
+from .boxes import Box, upper_boxes, upper_face
 from .errors import InvalidDiceError, UnknownBoxError
 from .options import RuleSet
 
@@ -134,7 +134,7 @@ _Rule = tuple[Callable[[Dice], bool], Callable[[Dice], int]]
 
 _YAHTZEE_RULES: Mapping[Box, _Rule] = MappingProxyType(
     {
-        **{box: _upper(box) for box in boxes_for(RuleSet.YAHTZEE)[:6]},
+        **{box: _upper(box) for box in upper_boxes(RuleSet.YAHTZEE)},
         Box.THREE_OF_A_KIND: _n_kind_sum(3),
         Box.FOUR_OF_A_KIND: _n_kind_sum(4),
         Box.FULL_HOUSE: _fixed(_is_full_house, FULL_HOUSE_POINTS),
@@ -147,7 +147,7 @@ _YAHTZEE_RULES: Mapping[Box, _Rule] = MappingProxyType(
 
 _YATZY_RULES: Mapping[Box, _Rule] = MappingProxyType(
     {
-        **{box: _upper(box) for box in boxes_for(RuleSet.YATZY)[:6]},
+        **{box: _upper(box) for box in upper_boxes(RuleSet.YATZY)},
         Box.ONE_PAIR: _n_kind_only(2),
         Box.TWO_PAIRS: ((lambda d: len(_pair_faces(d)) >= 2), _two_pairs_points),
         Box.THREE_OF_A_KIND: _n_kind_only(3),

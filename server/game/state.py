@@ -9,6 +9,7 @@ from .errors import InvalidCommandError, NotAPlayerError
 from .events import Standing
 from .options import RuleOptions
 from .scorecard import Scorecard, Totals
+from .scoring import DICE_COUNT
 
 __all__ = [
     "DICE_COUNT",
@@ -26,7 +27,6 @@ __all__ = [
 ]
 
 MAX_SEATS = 8
-DICE_COUNT = 5
 MAX_ROLLS = 3
 
 

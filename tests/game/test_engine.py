@@ -299,6 +299,28 @@ def test_forced_joker_sequence_with_bonus() -> None:
     assert scorecard(state, "a").yahtzee_bonuses == 2
 
 
+def test_bonus_is_paid_when_the_forced_joker_forces_a_zero() -> None:
+    """RULES.md 4: +100 wherever the dice are scored, also a Joker zero in an upper box."""
+    state = started(["a"])
+    script = [
+        ("a", Box.YAHTZEE, (4, 4, 4, 4, 4)),
+        ("a", Box.FOURS, (4, 4, 1, 2, 3)),
+        ("a", Box.THREE_OF_A_KIND, (1, 2, 3, 4, 6)),
+        ("a", Box.FOUR_OF_A_KIND, (1, 2, 3, 4, 6)),
+        ("a", Box.FULL_HOUSE, (1, 2, 3, 4, 6)),
+        ("a", Box.SMALL_STRAIGHT, (1, 2, 3, 4, 6)),
+        ("a", Box.LARGE_STRAIGHT, (1, 2, 3, 4, 6)),
+        ("a", Box.CHANCE, (1, 2, 3, 4, 6)),
+    ]
+    state, _ = run_script(state, script)
+    before = scorecard(state, "a").totals().grand  # 50 + 8 + chance 16
+    state, _ = apply(state, Roll("a", (4, 4, 4, 4, 4)))
+    state, events = apply(state, Score("a", Box.SIXES))
+    assert events[0] == Scored("a", Box.SIXES, 0, 0, 100, True, False, before + 100)
+    assert scorecard(state, "a").get(Box.SIXES) == 0
+    assert scorecard(state, "a").yahtzee_bonuses == 1
+
+
 def test_scored_reports_the_upper_bonus_once() -> None:
     state = started(["a"])
     # 15 + 20 + 25 = 60, then sixes 6 -> 66: the bonus is earned by the sixes score
