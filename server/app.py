@@ -14,6 +14,7 @@ accepting connections and shuts down.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import importlib.metadata
 import importlib.util
@@ -46,7 +47,7 @@ from server.feed import Feed, raise_if_cancelling
 from server.metrics import Metrics
 from server.service import GameService, ServiceError
 from server.settings import Settings
-from server.store import RoomStore
+from server.store import LoadedRoom, RoomStore
 
 __all__ = ["Runtime", "create_app", "create_app_from_env"]
 
@@ -75,7 +76,6 @@ class Runtime:
     version: str = field(default_factory=_version)
     draining: bool = False
     sessions: set[Any] = field(default_factory=set)
-    sessions_by_role: dict[str, int] = field(default_factory=dict)
     spectator_lease_ms: int = 60_000
 
     @property
@@ -128,14 +128,17 @@ async def readyz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
+    """Prometheus text format; connection and room gauges are counted at scrape time."""
     rt = runtime_of(request)
+    roles = collections.Counter(session.role for session in rt.sessions)
     for role in ("player", "spectator"):
-        rt.metrics.connections.labels(role).set(rt.sessions_by_role.get(role, 0))
+        rt.metrics.connections.labels(role).set(roles[role])
     rt.metrics.connections.labels("all").set(len(rt.sessions))
     try:
-        counts = {"lobby": 0, "playing": 0, "finished": 0}
-        for _, info in await rt.store.index_list(limit=100_000):
-            counts[info.get("status", "lobby")] = counts.get(info.get("status", "lobby"), 0) + 1
+        counts = collections.Counter({"lobby": 0, "playing": 0, "finished": 0})
+        counts.update(
+            info.get("status", "lobby") for _, info in await rt.store.index_list(limit=100_000)
+        )
         for status, n in counts.items():
             rt.metrics.rooms.labels(status).set(n)
     except (aioredis.RedisError, OSError):
@@ -159,30 +162,33 @@ async def list_rooms(request: Request) -> Response:
     return _json({"rooms": rooms})
 
 
-async def _load_visible(request: Request) -> tuple[Runtime, Any]:
-    rt = runtime_of(request)
-    room_id = request.path_params["room_id"]
-    loaded = await rt.service.load(room_id)
-    rt.service.check_invite(loaded, request.query_params.get("invite_code"))
-    return rt, loaded
+async def _load_visible(request: Request) -> LoadedRoom | Response:
+    """The room of the path, or the 404 / 403 error response (a private room needs
+    ``?invite_code=``)."""
+    service = runtime_of(request).service
+    try:
+        loaded = await service.load(request.path_params["room_id"])
+        service.check_invite(loaded, request.query_params.get("invite_code"))
+    except ServiceError as exc:
+        return _error(exc.code, exc.message, 404 if exc.code == "room_not_found" else 403)
+    return loaded
 
 
 async def get_room(request: Request) -> Response:
     """Snapshot of one room (a private room needs ``?invite_code=``)."""
-    try:
-        _, loaded = await _load_visible(request)
-    except ServiceError as exc:
-        return _error(exc.code, exc.message, 404 if exc.code == "room_not_found" else 403)
+    loaded = await _load_visible(request)
+    if isinstance(loaded, Response):
+        return loaded
     snap = translate.snapshot(loaded.room_id, loaded.seq, loaded.record)
     return _json(snap)
 
 
 async def room_events(request: Request) -> Response:
     """The room's whole event log, as protocol events (for replays)."""
-    try:
-        rt, loaded = await _load_visible(request)
-    except ServiceError as exc:
-        return _error(exc.code, exc.message, 404 if exc.code == "room_not_found" else 403)
+    loaded = await _load_visible(request)
+    if isinstance(loaded, Response):
+        return loaded
+    rt = runtime_of(request)
     entries = await rt.store.read_events(loaded.room_id, 0)
     events = [translate.event_message(loaded.room_id, seq, e) for seq, e in entries]
     return _json({"room": loaded.room_id, "seq": loaded.seq, "events": events})
@@ -282,22 +288,32 @@ async def _lease_loop(rt: Runtime) -> None:
     while True:
         raise_if_cancelling()
         await asyncio.sleep(period)
+        spectators: dict[str, int] = {}  # room -> live count after our last renewal there
         for session in list(rt.sessions):
             room = session.room
             if room is None:
                 continue
             try:
                 if session.role == "spectator":
-                    count = await rt.store.spectator_put(
+                    spectators[room] = await rt.store.spectator_put(
                         room, session.conn_id, rt.spectator_lease_ms
                     )
-                    await rt.service.set_spectators(room, count)
                 elif session.player is not None and session.subscription is not None:
                     await _renew_player(rt, session, room, session.player)
             except Exception as exc:
                 raise_if_cancelling()
-                rt.metrics.redis_errors.labels("leases").inc()
-                log.info("lease renewal: %s", exc)
+                _lease_error(rt, exc)
+        for room, count in spectators.items():  # one recount per room, not per spectator
+            try:
+                await rt.service.set_spectators(room, count)
+            except Exception as exc:
+                raise_if_cancelling()
+                _lease_error(rt, exc)
+
+
+def _lease_error(rt: Runtime, exc: Exception) -> None:
+    rt.metrics.redis_errors.labels("leases").inc()
+    log.info("lease renewal: %s", exc)
 
 
 async def _renew_player(rt: Runtime, session: Any, room: str, player: str) -> None:

@@ -140,7 +140,11 @@ class Feed:
             room.task = asyncio.create_task(self._room_reader(room), name=f"feed-{room_id}")
         async with sub.lock:
             room.subs.add(sub)  # live offers wait for the lock, then drop what we replayed
-            await sub.catch_up()
+            try:
+                await sub.catch_up()
+            except BaseException:
+                sub.close()  # nobody holds it to close it later (nor the room's reader task)
+                raise
         room.last_seq = max(room.last_seq, sub.cursor)
         return sub
 

@@ -80,11 +80,16 @@ class SeatTakenError(ServiceError):
         super().__init__("not_in_room", "this seat was taken back by another connection")
 
 
+def _room_not_found(room_id: str) -> ServiceError:
+    return ServiceError("room_not_found", f"no room {room_id!r}")
+
+
 def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k != key}
 
 
 def hash_secret(secret: str) -> str:
+    """The sha256 hex digest under which seat tokens, invites and join keys are stored."""
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
@@ -111,6 +116,9 @@ class _Step:
 
 
 class GameService:
+    """Room commands as compare-and-set transitions of the room record; see the module
+    docstring for the record and the order of side effects."""
+
     def __init__(
         self,
         store: RoomStore,
@@ -137,14 +145,15 @@ class GameService:
         to refuse. A ``cache_field`` already in the results cache is answered from there.
         """
         for attempt in range(_MAX_ATTEMPTS):
-            loaded = await self.store.load(room_id)
+            if cache_field is None:
+                loaded, cached = await self.store.load(room_id), None
+            else:
+                loaded, cached = await self.store.load_with_result(room_id, cache_field)
             if loaded is None:
-                raise ServiceError("room_not_found", f"no room {room_id!r}")
-            if cache_field is not None:
-                cached = await self.store.cached_result(room_id, cache_field)
-                if cached is not None:
-                    seq, value = cached  # the first execution's seq and result
-                    return Outcome(seq, json.loads(value), cached=True)
+                raise _room_not_found(room_id)
+            if cached is not None:
+                seq, value = cached  # the first execution's seq and result
+                return Outcome(seq, json.loads(value), cached=True)
             result = step(loaded)
             if result is None:
                 return Outcome(loaded.seq)
@@ -155,6 +164,17 @@ class GameService:
             if attempt > 3:
                 await asyncio.sleep(secrets.randbelow(5) / 1000)  # back off under contention
         raise ServiceError("conflict", "the room is too busy, try again")
+
+    async def _transact_if_exists(
+        self, room_id: str, step: Callable[[LoadedRoom], _Step | None]
+    ) -> Outcome | None:
+        """:meth:`_transact` for bookkeeping that has nothing to do once the room expired."""
+        try:
+            return await self._transact(room_id, step)
+        except ServiceError as exc:
+            if exc.code != "room_not_found":
+                raise
+            return None
 
     async def _commit(
         self, room_id: str, loaded: LoadedRoom | None, step: _Step, cache_field: str | None
@@ -176,10 +196,12 @@ class GameService:
         )
         if not isinstance(out, Committed):
             return None
-        old_wake = _wake_at(loaded.record) if loaded is not None else None
-        if _wake_at(record) != old_wake:
-            await self.store.set_deadline(room_id, _wake_at(record))
-        await self.store.index_put(room_id, self.summary(room_id, record), now_ms() + ttl * 1000)
+        wake_at = _wake_at(record)
+        if wake_at != (_wake_at(loaded.record) if loaded is not None else None):
+            await self.store.set_deadline(room_id, wake_at)
+        await self.store.index_put(
+            room_id, translate.summary(room_id, record), now_ms() + ttl * 1000
+        )
         if self.feed is not None and step.events:
             self.feed.wake(room_id)
         return out
@@ -224,9 +246,10 @@ class GameService:
         raise ServiceError("conflict", "could not allocate a room id")  # pragma: no cover
 
     async def load(self, room_id: str) -> LoadedRoom:
+        """The room, or :class:`ServiceError` ``room_not_found``."""
         loaded = await self.store.load(room_id)
         if loaded is None:
-            raise ServiceError("room_not_found", f"no room {room_id!r}")
+            raise _room_not_found(room_id)
         return loaded
 
     def check_invite(self, loaded: LoadedRoom, invite: str | None) -> None:
@@ -434,11 +457,7 @@ class GameService:
             new, events, previous = self._claimed(record, player_id, conn_id)
             return _Step(new, events, {})
 
-        try:
-            await self._transact(room_id, step)
-        except ServiceError as exc:
-            if exc.code != "room_not_found":
-                raise
+        await self._transact_if_exists(room_id, step)
         return previous
 
     async def release_seat(self, room_id: str, player_id: str, conn_id: str | None) -> None:
@@ -459,29 +478,7 @@ class GameService:
             }
             return _Step(new, [{"type": "player_disconnected", "player": player_id}], {})
 
-        try:
-            await self._transact(room_id, step)
-        except ServiceError as exc:
-            if exc.code != "room_not_found":
-                raise
-
-    async def set_presence(self, room_id: str, player_id: str, connected: bool) -> None:
-        """Mark a player connected or disconnected, whatever connection holds the seat."""
-        if connected:
-
-            def step(loaded: LoadedRoom) -> _Step | None:
-                if loaded.record.get("connected", {}).get(player_id, False):
-                    return None
-                new, events, _ = self._claimed(loaded.record, player_id, None)
-                return _Step(new, events, {})
-
-            try:
-                await self._transact(room_id, step)
-            except ServiceError as exc:
-                if exc.code != "room_not_found":
-                    raise
-        else:
-            await self.release_seat(room_id, player_id, None)
+        await self._transact_if_exists(room_id, step)
 
     async def sweep_player_leases(self) -> int:
         """Mark the players of expired leases (a dead process's) disconnected; each lease is
@@ -501,11 +498,7 @@ class GameService:
             record = {**loaded.record, "spectators": count}
             return _Step(record, [{"type": "spectators", "count": count}], {})
 
-        try:
-            await self._transact(room_id, step)
-        except ServiceError as exc:
-            if exc.code != "room_not_found":
-                raise
+        await self._transact_if_exists(room_id, step)
 
     # -- turn timer --------------------------------------------------------------------------
 
@@ -518,13 +511,15 @@ class GameService:
         several processes try at the same moment.
         """
         fired = False
+        wake_at: int | None = None
         fields = await self.store.seat_fields(room_id)
 
         def step(loaded: LoadedRoom) -> _Step | None:
-            nonlocal fired
+            nonlocal fired, wake_at
             fired = False
             now = now_ms()
             record = loaded.record
+            wake_at = _wake_at(record)
             deadline = record.get("deadline_ms")
             absent = record.get("absent_ms")
             turn_due = deadline is not None and deadline <= now
@@ -555,20 +550,13 @@ class GameService:
             fired = True
             return _Step(self._next_record(record, state, events), events, {})
 
-        try:
-            await self._transact(room_id, step)
-        except ServiceError as exc:
-            if exc.code != "room_not_found":
-                raise
-            await self.store.set_deadline(room_id, None)
+        if await self._transact_if_exists(room_id, step) is None:
+            await self.store.set_deadline(room_id, None)  # the room expired
             return False
-        if not fired:  # not due (yet): put the hint back in line with the record
-            loaded = await self.store.load(room_id)
-            await self.store.set_deadline(
-                room_id, _wake_at(loaded.record) if loaded is not None else None
-            )
-        else:
+        if fired:
             self.metrics.timer_fired.inc()
+        else:  # not due (yet): put the hint back in line with the record step saw last
+            await self.store.set_deadline(room_id, wake_at)
         return fired
 
     async def fire_due_timers(self) -> int:
@@ -621,7 +609,3 @@ class GameService:
         for event in events:
             out += translate.log_entries(event, state)
         return out
-
-    def summary(self, room_id: str, record: Record) -> dict[str, Any]:
-        """The room as listed by ``GET /rooms`` (a ``RoomSummary`` dict)."""
-        return translate.summary(room_id, record)

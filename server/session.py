@@ -77,7 +77,6 @@ class Session:
         self.role: str | None = None  # "player" | "spectator"
         self.player: str | None = None
         self.subscription: Subscription | None = None
-        self.in_flight = 0
         self.idle = asyncio.Event()
         self.idle.set()
         self._answers: OrderedDict[str, Frame] = OrderedDict()
@@ -148,17 +147,23 @@ class Session:
             await self.ws.close(self.close_code or CloseCode.NORMAL)
 
     def _send(self, message: pm.Message) -> Frame | None:
-        """Queue one message; a client whose queue is full is closed with 4000."""
+        """Encode and queue one message; returns the frame (None when it was not queued)."""
         if self.close_code is not None:
             return None
+        frame: Frame = encode(message, self.encoding)
+        return frame if self._enqueue(frame) else None
+
+    def _enqueue(self, frame: Frame) -> bool:
+        """Queue one frame; a client whose queue is full is closed with 4000 instead."""
+        if self.close_code is not None:
+            return False
         if self.queue.qsize() >= self.queue_limit:
             self.rt.metrics.slow_clients.inc()
             log.info("closing slow client %s", self.conn_id)
             self.close(CloseCode.SLOW_CONSUMER)
-            return None
-        frame: Frame = encode(message, self.encoding)
+            return False
         self.queue.put_nowait(frame)
-        return frame
+        return True
 
     def _on_event(self, seq: int, entry: dict[str, Any]) -> None:
         """Feed sink: never blocks."""
@@ -178,11 +183,9 @@ class Session:
             if frame is None or self.rt.draining:
                 continue
             self.idle.clear()
-            self.in_flight += 1
             try:
                 await self._handle_frame(frame)
             finally:
-                self.in_flight -= 1
                 self.idle.set()
             if self.close_code is not None:
                 return
@@ -211,6 +214,7 @@ class Session:
         self._flood = 0
         started = time.perf_counter()
         outcome = "ok"
+        after: Callable[[], Any] | None = None
         try:
             if isinstance(command, pm.Ping):
                 self._send(pm.Pong(id=command.id))
@@ -218,15 +222,12 @@ class Session:
             previous = self._answers.get(command.id)
             if previous is not None:  # retried on this connection: same answer again
                 outcome = "cached"
-                if self.close_code is None and self.queue.qsize() < self.queue_limit:
-                    self.queue.put_nowait(previous)
+                self._enqueue(previous)
                 return
             reply, after = await self._dispatch(command)
             sent = self._send(reply)
             if sent is not None:
                 self._remember(command.id, sent)
-            if after is not None:
-                await after()
         except (_RefusalError, ServiceError, game.GameError) as exc:
             outcome = _code(exc.code)
             text = exc.message if isinstance(exc, _RefusalError | ServiceError) else str(exc)
@@ -244,6 +245,21 @@ class Session:
         finally:
             self.rt.metrics.commands.labels(kind, outcome).inc()
             self.rt.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
+        if after is not None:
+            await self._after_reply(after, kind)
+
+    async def _after_reply(self, after: Callable[[], Any], kind: str) -> None:
+        """Run what a command does once its ack is queued (attach to the room, kick the seat's
+        previous connection). The command has had its one answer already, so a failure here
+        closes the connection (1011): the client reconnects and resumes, with no second reply.
+        """
+        try:
+            await after()
+        except Exception:
+            raise_if_cancelling()
+            self.rt.metrics.redis_errors.labels("attach").inc()
+            log.exception("after %s failed", kind)
+            self.close(CloseCode.INTERNAL_ERROR)
 
     def _remember(self, command_id: str, frame: Frame) -> None:
         self._answers[command_id] = frame
@@ -419,7 +435,6 @@ class Session:
 
     def _enter(self, room: str, role: str, player: str | None) -> None:
         self.room, self.role, self.player = room, role, player
-        self.rt.sessions_by_role[role] = self.rt.sessions_by_role.get(role, 0) + 1
 
     async def _attach(self, last_seq: int | None) -> None:
         """Send what the client missed (events after ``last_seq``, or a snapshot), then live."""
@@ -453,7 +468,6 @@ class Session:
         if self.subscription is not None:
             self.subscription.close()
             self.subscription = None
-        self.rt.sessions_by_role[role] = self.rt.sessions_by_role.get(role, 1) - 1
         try:
             if role == "spectator":
                 count = await self.rt.store.spectator_drop(room, self.conn_id)

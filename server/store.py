@@ -74,8 +74,31 @@ _json_encode = msgspec.json.Encoder().encode
 _json_decode = msgspec.json.Decoder().decode
 
 
+_ROOM_FIELDS = ["version", "seq", "record"]
+
+
 def now_ms() -> int:
+    """Wall-clock milliseconds: the clock of deadlines, leases and ``server_time_ms``."""
     return int(time.time() * 1000)
+
+
+def _loaded(room_id: str, raw: list[bytes | None]) -> LoadedRoom | None:
+    version, seq, record = raw
+    if version is None or record is None:
+        return None
+    return LoadedRoom(room_id, int(version), int(seq or 0), _json_decode(record))
+
+
+def _seq_of(entry_id: bytes) -> int:
+    """The seq of a log entry: its stream id is ``0-<seq>``."""
+    return int(entry_id.split(b"-")[1])
+
+
+def _cached(raw: bytes | None) -> tuple[int, bytes] | None:
+    if raw is None:
+        return None
+    seq, _, value = raw.partition(b"|")
+    return int(seq), value
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +152,13 @@ class RoomStore:
         self.presence_key = f"{prefix}presence"
         self.wake_pattern = f"{prefix}wake:*"
 
+    def _tagged(self, room_id: str) -> str:
+        """The start of every key of one room: the ``{room:<id>}`` hash tag keeps them in one
+        Cluster slot, so scripts and pipelines may touch them together."""
+        return f"{self.prefix}{{room:{room_id}}}"
+
     def keys(self, room_id: str) -> RoomKeys:
-        base = f"{self.prefix}{{room:{room_id}}}"
+        base = self._tagged(room_id)
         return RoomKeys(
             room=f"{base}:room",
             log=f"{base}:log",
@@ -146,11 +174,20 @@ class RoomStore:
     # -- state -------------------------------------------------------------------------------
 
     async def load(self, room_id: str) -> LoadedRoom | None:
-        raw = await self._r.hmget(self.keys(room_id).room, ["version", "seq", "record"])
-        version, seq, record = raw
-        if version is None or record is None:
-            return None
-        return LoadedRoom(room_id, int(version), int(seq or 0), _json_decode(record))
+        """The room's record with its version and seq (None when there is no such room)."""
+        raw = await self._r.hmget(self.keys(room_id).room, _ROOM_FIELDS)
+        return _loaded(room_id, raw)
+
+    async def load_with_result(
+        self, room_id: str, cache_field: str
+    ) -> tuple[LoadedRoom | None, tuple[int, bytes] | None]:
+        """:meth:`load` and :meth:`cached_result` in one round trip (both keys share a slot)."""
+        keys = self.keys(room_id)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.hmget(keys.room, _ROOM_FIELDS)
+        pipe.hget(keys.results, cache_field)
+        raw, cached = await pipe.execute()
+        return _loaded(room_id, raw), _cached(cached)
 
     async def commit(
         self,
@@ -196,18 +233,14 @@ class RoomStore:
         entries = await self._r.xrange(
             self.keys(room_id).log, min=f"0-{after_seq + 1}", max="+", count=count
         )
-        out: list[tuple[int, dict[str, Any]]] = []
-        for entry_id, fields in entries:
-            seq = int(entry_id.split(b"-")[1])
-            out.append((seq, _json_decode(fields[b"e"])))
-        return out
+        return [(_seq_of(entry_id), _json_decode(fields[b"e"])) for entry_id, fields in entries]
 
     async def first_seq(self, room_id: str) -> int | None:
         """Seq of the oldest event still in the log (None when the log is empty or gone)."""
         entries = await self._r.xrange(self.keys(room_id).log, min="-", max="+", count=1)
         if not entries:
             return None
-        return int(entries[0][0].split(b"-")[1])
+        return _seq_of(entries[0][0])
 
     async def current_seq(self, room_id: str) -> int | None:
         raw: bytes | None = await self._r.hget(self.keys(room_id).room, "seq")
@@ -216,7 +249,7 @@ class RoomStore:
     # -- spectators (leases: a crashed process's spectators drop out when theirs run out) ------
 
     def spectators_key(self, room_id: str) -> str:
-        return f"{self.prefix}{{room:{room_id}}}:spectators"
+        return f"{self._tagged(room_id)}:spectators"
 
     async def spectator_put(self, room_id: str, conn_id: str, lease_ms: int) -> int:
         """Add or refresh a spectator lease; returns the live spectator count."""
@@ -250,11 +283,8 @@ class RoomStore:
         return raw.decode() if raw is not None else None
 
     async def cached_result(self, room_id: str, field: str) -> tuple[int, bytes] | None:
-        raw: bytes | None = await self._r.hget(self.keys(room_id).results, field)
-        if raw is None:
-            return None
-        seq, _, value = raw.partition(b"|")
-        return int(seq), value
+        """The seq and result cached for command ``field`` (see ``transition.lua``), if any."""
+        return _cached(await self._r.hget(self.keys(room_id).results, field))
 
     # -- room index --------------------------------------------------------------------------
 

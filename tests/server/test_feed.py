@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 
 from server.feed import Feed
@@ -82,3 +83,19 @@ async def test_lost_wakeup_is_recovered_by_sweep(
     finally:
         await feed.stop()
         await other.aclose()
+
+
+async def test_failed_subscribe_leaves_nothing_behind(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = RoomStore(redis_client, redis_prefix)
+    feed = Feed(store, sweep_seconds=60)
+
+    async def broken(*args: object, **kwargs: object) -> list[tuple[int, dict[str, Any]]]:
+        raise aioredis.ConnectionError("down")
+
+    store.read_events = broken  # type: ignore[method-assign]
+    with pytest.raises(aioredis.ConnectionError):
+        await feed.subscribe("f3", 0, Collector())
+    assert feed.subscriber_count() == 0
+    assert feed._rooms == {}  # the room's reader task was cancelled with it
