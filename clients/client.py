@@ -17,7 +17,9 @@ ack may arrive in either order), so a caller always reads its own writes. Transi
 (``retryable``) are resent with the same ``id`` a few times first. A
 command whose reply was lost with the connection is sent again, with the same ``id``, after the
 resume: the server answers a repeated ``id`` from its idempotency cache instead of applying it
-twice.
+twice. That cache is per seat, so it does not cover commands sent before the client held a seat
+(SPEC.md 9.4): a ``join`` therefore carries a ``join_key``, which makes its resend return the
+same seat; a resent ``create_room`` may create a second (empty) room.
 
 Room events reach the application twice over: :attr:`Client.model` (a :class:`RoomModel`,
 already updated when the event is delivered) and the async iterator :meth:`Client.events`.
@@ -140,6 +142,7 @@ class CommandError(Exception):
 
     @classmethod
     def from_error(cls, error: Error) -> CommandError:
+        """The exception for an ``error`` reply."""
         return cls(error.code, error.message, retryable=error.retryable, seq=error.seq)
 
 
@@ -193,7 +196,6 @@ class Client:
         self.backoff = backoff or Backoff()
         self.heartbeat = heartbeat
         self.ping_interval = ping_interval  # None: welcome.heartbeat_seconds
-        self._last_received = 0.0
         self.client_name = client_name
         self.on_status = on_status
         self.max_buffered_events = max_buffered_events
@@ -221,6 +223,7 @@ class Client:
         self._last_seq = 0  # highest seq delivered (when no model is kept yet)
         self._force_reconnect = False
         self._entering: str | None = None  # room of a join waiting for its ack
+        self._last_received = 0.0  # loop time of the last frame (heartbeat)
 
     @staticmethod
     def _id_prefix() -> str:
@@ -279,7 +282,8 @@ class Client:
     def _finish(self, exc: BaseException) -> None:
         self._set_status("closed")
         self._failure = self._failure or exc
-        self._ready.clear()
+        # Wake the commands waiting for a connection: they find _failure and raise.
+        self._ready.set()
         for pending in self._pending.values():
             if not pending.future.done():
                 pending.future.set_exception(exc)
@@ -378,7 +382,9 @@ class Client:
         number = self._connection_no
         session = self._session
         if session is not None and self._connection_no > 1:
-            last_seq = self.model.seq if self.model is not None else self._last_seq
+            # Nothing seen yet (the connection dropped between an ack and its snapshot): ask
+            # for a snapshot (None), since a replay from seq 1 would leave no model to fold into.
+            last_seq = self.model.seq if self.model is not None else (self._last_seq or None)
             command: Command
             if session.token is not None:
                 command = Rejoin(
@@ -512,18 +518,23 @@ class Client:
         with contextlib.suppress(ConnectionClosed):
             await ws.send(encode(command, self.encoding))
 
+    async def _usable_connection(self) -> ClientConnection:
+        """The current connection once it is resumed; raises if the client is closed."""
+        if self._supervisor is None and self._failure is None:
+            raise RuntimeError("not connected: call connect() first")
+        await self._ready.wait()
+        if self._failure is not None:
+            raise ClientClosedError(str(self._failure))
+        ws = self._ws
+        assert ws is not None
+        return ws
+
     async def _request(self, command: Command, *, ws: ClientConnection | None = None) -> Ack:
         """Send ``command`` and wait for its ack (``ws``: send now on that connection)."""
         if self._failure is not None:
             raise ClientClosedError(str(self._failure))
         if ws is None:
-            if self._supervisor is None:
-                raise RuntimeError("not connected: call connect() first")
-            await self._ready.wait()
-            if self._failure is not None:
-                raise ClientClosedError(str(self._failure))
-            ws = self._ws
-            assert ws is not None
+            ws = await self._usable_connection()
         loop = asyncio.get_running_loop()
         pending = _Pending(command, loop.create_future(), self._connection_no)
         self._pending[command.id] = pending
@@ -583,11 +594,13 @@ class Client:
             yield item
 
     def next_id(self) -> str:
+        """A command id never used before in this client's session (SPEC.md 9.4)."""
         return next(self._ids)
 
     # ------------------------------------------------------------------ commands
 
     async def hello(self, client: str | None = None) -> EmptyResult:
+        """Introduce the client to the server (sent by :meth:`connect` with ``client_name``)."""
         return await self._command(Hello(id=self.next_id(), client=client), EmptyResult)
 
     async def create_room(
@@ -601,6 +614,8 @@ class Client:
         joker: Joker | str = Joker.FORCED,
         first_player: FirstPlayer | str = FirstPlayer.ROLL_OFF,
     ) -> CreateRoomResult:
+        """Create a room with these rule options; the result has its id (and invite code if
+        private). The client does not enter it: :meth:`join` or :meth:`spectate` next."""
         options = RoomOptions(
             rules=Rules(rules),
             extra_yahtzees=ExtraYahtzees(extra_yahtzees),
@@ -617,16 +632,28 @@ class Client:
         return await self._command(command, CreateRoomResult)
 
     async def list_rooms(self) -> list[RoomSummary]:
+        """The public rooms."""
         result = await self._command(ListRooms(id=self.next_id()), ListRoomsResult)
         return list(result.rooms)
 
     async def get_room(self, room: str, invite_code: str | None = None) -> RoomSummary:
+        """One room's summary (a private room needs its ``invite_code``)."""
         command = GetRoom(id=self.next_id(), room=room, invite_code=invite_code)
         return (await self._command(command, GetRoomResult)).room
 
     async def join(self, room: str, name: str, invite_code: str | None = None) -> JoinResult:
-        """Take a seat; the seat token is kept for automatic rejoins (and in the result)."""
-        command = Join(id=self.next_id(), room=room, name=name, invite_code=invite_code)
+        """Take a seat; the seat token is kept for automatic rejoins (and in the result).
+
+        The ``join`` carries a fresh ``join_key``: if its ack is lost with the connection, the
+        resend after the reconnect gets the same seat back instead of taking a second one.
+        """
+        command = Join(
+            id=self.next_id(),
+            room=room,
+            name=name,
+            invite_code=invite_code,
+            join_key=secrets.token_urlsafe(24),
+        )
         self._entering = room  # its snapshot may arrive before this coroutine resumes
         try:
             ack = await self._request_retrying(command)
@@ -634,6 +661,8 @@ class Client:
             self._entering = None
         result = decode_result("join", ack.result)
         assert isinstance(result, JoinResult)
+        # The session is set before waiting for the snapshot, so that a reconnect in between
+        # takes the seat back with the new token.
         self._session = _Session(room=room, token=result.token, invite_code=invite_code)
         self.player, self.seat = result.player, result.seat
         if ack.seq is not None:
@@ -643,23 +672,24 @@ class Client:
 
     async def rejoin(self, room: str, token: str, last_seq: int | None = None) -> RejoinResult:
         """Take a seat back with its token (e.g. after restarting the program)."""
-        self._session = _Session(room=room, token=token)
         command = Rejoin(id=self.next_id(), room=room, token=token, last_seq=last_seq)
-        try:
-            result = await self._command(command, RejoinResult, room=room)
-        except CommandError:
-            self._session = None
-            raise
+        result = await self._enter(_Session(room=room, token=token), command, RejoinResult)
         self.player, self.seat = result.player, result.seat
         return result
 
     async def spectate(
         self, room: str, invite_code: str | None = None, last_seq: int | None = None
     ) -> None:
-        self._session = _Session(room=room, invite_code=invite_code)
+        """Watch a room (a private room needs its ``invite_code``); resumed after reconnects."""
         command = Spectate(id=self.next_id(), room=room, invite_code=invite_code, last_seq=last_seq)
+        await self._enter(_Session(room=room, invite_code=invite_code), command, EmptyResult)
+
+    async def _enter(self, session: _Session, command: Command, result_type: type[R]) -> R:
+        """Run ``command``, which enters ``session.room``; the session is kept only if it
+        succeeds. It is set first so that a reconnect while waiting resumes that room."""
+        self._session = session
         try:
-            await self._command(command, EmptyResult, room=room)
+            return await self._command(command, result_type, room=session.room)
         except CommandError:
             self._session = None
             raise
@@ -674,25 +704,28 @@ class Client:
         await self._request_retrying(Leave(id=self.next_id()))
 
     async def start(self) -> None:
+        """Start the game (the host only)."""
         await self._command(Start(id=self.next_id()), EmptyResult)
 
     async def roll(self, keep: Iterable[int] = ()) -> None:
+        """Roll the dice, keeping those at the die indexes ``keep`` (the held ones)."""
         await self._command(Roll(id=self.next_id(), keep=tuple(keep)), EmptyResult)
 
     async def hold(self, dice: Iterable[int]) -> None:
+        """Hold the dice at these indexes (0..4)."""
         await self._command(Hold(id=self.next_id(), dice=tuple(dice)), EmptyResult)
 
     async def release(self, dice: Iterable[int]) -> None:
+        """Release held dice at these indexes (0..4)."""
         await self._command(Release(id=self.next_id(), dice=tuple(dice)), EmptyResult)
 
     async def score(self, box: Box | str) -> None:
+        """Score the current dice in ``box`` (one whose preview entry is allowed)."""
         await self._command(Score(id=self.next_id(), box=Box(box)), EmptyResult)
 
     async def ping(self) -> None:
         """An application round trip (waits for the ``pong``)."""
-        await self._ready.wait()
-        ws = self._ws
-        assert ws is not None
+        ws = await self._usable_connection()
         command_id = self.next_id()
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pongs[command_id] = fut
@@ -706,14 +739,17 @@ class Client:
 
     @property
     def room(self) -> str | None:
+        """The room the client is in (as a player or a spectator), or None."""
         return self._session.room if self._session else None
 
     @property
     def token(self) -> str | None:
+        """The token of the seat held (a secret: never show or log it), or None."""
         return self._session.token if self._session else None
 
     @property
     def is_my_turn(self) -> bool:
+        """Whether the player on turn is this client's player."""
         return (
             self.model is not None
             and self.player is not None

@@ -162,6 +162,9 @@ def score_cell(model: RoomModel, player: str, box: Box) -> Text:
 class ConfirmScreen(ModalScreen[bool]):
     """Yes/no question; dismisses with True for yes."""
 
+    # Cancel has the focus: a second Enter (or key repeat) must not answer yes by accident.
+    AUTO_FOCUS = "#no"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
@@ -427,7 +430,7 @@ class TableScreen(Screen[None]):
         if action in ("roll", "hold_die"):
             if self.spectator or model is None or model.status is not RoomStatus.PLAYING:
                 return False
-            return True if model is not None and model.current_player == self.me else None
+            return True if model.current_player == self.me else None
         return True
 
     # ---------------------------------------------------------------- rendering
@@ -483,7 +486,7 @@ class TableScreen(Screen[None]):
         self.query_one("#turn", Static).update(text)
 
     def _render_dice(self, model: RoomModel) -> None:
-        mine = self.me is not None and model.current_player == self.me and not model.turn_over
+        mine = self._my_model() is not None
         can_hold = mine and model.phase is Phase.ROLLED and model.rolls_left > 0
         for i in range(5):
             button = self.query_one(f"#die-{i}", Button)
@@ -587,6 +590,7 @@ class TableScreen(Screen[None]):
             self.notify(str(exc), severity="error")
 
     def _my_model(self) -> RoomModel | None:
+        """The model when this player may act on it (on turn, turn not over), else None."""
         model = self.client.model
         if self.spectator or model is None or model.current_player != self.me:
             return None

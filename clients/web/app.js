@@ -6,7 +6,8 @@
 // seq). After a dropped connection it reconnects with backoff and resumes: `rejoin` with the
 // seat token (kept in sessionStorage, so a reload keeps the game too) or `spectate`, both with
 // `last_seq`, then resends commands that got no reply (same id: the server does not apply
-// them twice).
+// them twice; a `join` carries a `join_key` because before the seat is taken the server has no
+// seat to remember the id by, SPEC.md 9.4).
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 "use strict";
@@ -60,7 +61,7 @@
     attempt: 0,
     nextId: 1,
     prefix: "w" + Math.random().toString(36).slice(2, 8) + "-",
-    pending: new Map(),    // id -> {message, resolve, reject, sentOn}
+    pending: new Map(),    // id -> {message, resolve, reject, sentOn, thisConnectionOnly}
     connectionNo: 0,
     pingTimer: null,
     lastMessageAt: 0,
@@ -114,6 +115,11 @@
       conn.ws = null;
       conn.ready = false;
       stopHeartbeat();
+      // hello, rejoin and spectate of the resume belong to this connection: the next one sends
+      // its own, so they are not resent (their callers see the connection number move on).
+      for (const [id, entry] of conn.pending) {
+        if (entry.thisConnectionOnly) conn.pending.delete(id);
+      }
       const onPurpose = conn.selfClosed;
       conn.selfClosed = false;
       if (conn.closing || (ev.code === 1000 && !onPurpose)) {
@@ -149,12 +155,14 @@
     if (conn.ws && conn.ws.readyState === WebSocket.OPEN) conn.ws.send(JSON.stringify(message));
   }
 
-  // Send a command; resolves with the ack's result, rejects with {code, message}.
+  // Send a command; resolves with the ack's result, rejects with {code, message}. Commands wait
+  // until the connection is resumed and are resent after a reconnect; `now`: send at once on
+  // this connection only (the resume itself).
   function command(type, fields, { now = false } = {}) {
     const id = conn.prefix + conn.nextId++;
     const message = { type, id, ...(fields || {}) };
     return new Promise((resolve, reject) => {
-      const entry = { message, resolve, reject, sentOn: 0 };
+      const entry = { message, resolve, reject, sentOn: 0, thisConnectionOnly: now };
       conn.pending.set(id, entry);
       if (conn.ready || now) {
         entry.sentOn = conn.connectionNo;
@@ -388,11 +396,18 @@
     } catch (err) { fail(err); }
   }
 
+  // A random key per seat taken: resending the join after a lost ack returns the same seat.
+  function newJoinKey() {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));  // randomUUID needs https
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
   async function joinRoom(room, invite) {
     const name = myName();
     if (!name) return;
     try {
-      const result = await command("join", { room, name, invite_code: invite || null });
+      const result = await command("join",
+        { room, name, invite_code: invite || null, join_key: newJoinKey() });
       session = { room, token: result.token, invite: invite || null, role: "player",
         player: result.player, name };
       saveSession();
@@ -465,10 +480,16 @@
       $("confirm-text").textContent =
         `${LABELS[box]} scores 0 now, while ${LABELS[best.box]} would score ${best.points}. ` +
         `Score 0 in ${LABELS[box]}?`;
+      const returnFocus = document.activeElement;
+      const close = () => {
+        $("confirm").hidden = true;
+        if (returnFocus && returnFocus.isConnected) returnFocus.focus();
+      };
       $("confirm").hidden = false;
-      $("confirm-yes").onclick = () => { $("confirm").hidden = true; score(box); };
-      $("confirm-no").onclick = () => { $("confirm").hidden = true; };
-      $("confirm-yes").focus();
+      $("confirm-yes").onclick = () => { close(); score(box); };
+      $("confirm-no").onclick = close;
+      // Cancel has the focus: a second Enter (or key repeat) must not score the 0 by accident.
+      $("confirm-no").focus();
       return;
     }
     score(box);
@@ -545,10 +566,16 @@
     else turn = `${nameOf(model.current)}'s turn (round ${model.round})`;
     $("turn").textContent = turn;
 
+    // The dice and the boxes are built anew: keep the keyboard focus on the same one.
+    const focused = focusedSelector();
     renderDeadline();
-    renderDice(me);
+    renderDice();
     renderScorecard(me);
     renderStandings();
+    if (focused) {
+      const again = document.querySelector(focused);
+      if (again) again.focus();
+    }
     const list = $("log");
     list.replaceChildren(...model.log.slice(-80).reverse().map((t) => el("li", {}, t)));
   }
@@ -559,8 +586,20 @@
     $("deadline").textContent = left === null ? "" : `${left}s left`;
   }
 
-  function renderDice(me) {
-    const mine = Boolean(me) && model.current === me && !model.turnOver;
+  function focusedSelector() {
+    const node = document.activeElement;
+    if (!node || !node.dataset) return null;
+    if (node.closest("#dice") && node.dataset.index !== undefined) {
+      return `#dice .die[data-index="${node.dataset.index}"]`;
+    }
+    if (node.closest("#scorecard") && node.dataset.box) {
+      return `#scorecard td.mine[data-box="${node.dataset.box}"]`;
+    }
+    return null;
+  }
+
+  function renderDice() {
+    const mine = myTurn();
     const dice = $("dice");
     dice.replaceChildren();
     for (let i = 0; i < 5; i++) {
@@ -629,7 +668,11 @@
         attrs.title = clickable ? `score ${entry.points} here` : `would score ${entry.points}`;
         if (clickable) {
           attrs.onclick = () => chooseBox(box);
+          attrs.onkeydown = (e) => {
+            if (e.key === "Enter" || e.key === " ") { e.preventDefault(); chooseBox(box); }
+          };
           attrs.role = "button";
+          attrs.tabindex = 0;
         }
         return el("td", attrs, String(entry.points));
       });
@@ -683,7 +726,7 @@
     $("roll").addEventListener("click", roll);
     $("start").addEventListener("click", start);
     document.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") { $("confirm").hidden = true; return; }
+      if (e.key === "Escape") { if (!$("confirm").hidden) $("confirm-no").click(); return; }
       // Keyboard play: r rolls, 1-5 hold or release a die (not while typing in a field).
       if (!$("confirm").hidden || e.target.closest("input, select, textarea")) return;
       if (e.ctrlKey || e.metaKey || e.altKey) return;

@@ -22,6 +22,8 @@ from protocol import (
     DEFAULT_LIMITS,
     Encoding,
     Hello,
+    Join,
+    JoinResult,
     ListRooms,
     ListRoomsResult,
     Message,
@@ -77,6 +79,10 @@ class Peer:
                 else:
                     reply = make_ack(command.id, ListRoomsResult(rooms=()))
                 await ws.send(encode(reply, Encoding.MSGPACK))
+            elif isinstance(command, Join) and self.commands.count(command) > 1:
+                # Only a resent join is answered: the first one's ack is "lost".
+                ack = make_ack(command.id, JoinResult(player="p1", seat=0, token="t1"))
+                await ws.send(encode(ack, Encoding.MSGPACK))
 
     async def next_command(self, kind: type) -> object:
         while True:
@@ -180,5 +186,61 @@ async def test_a_retryable_error_is_retried_with_the_same_id(peer: Peer) -> None
         attempts = [c for c in peer.commands if isinstance(c, ListRooms)]
         assert len(attempts) == 2
         assert attempts[0] == attempts[1]
+    finally:
+        await client.close()
+
+
+async def test_a_join_whose_ack_was_lost_is_resent_with_its_id_and_join_key(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    try:
+        joining = asyncio.create_task(client.join("r1", "Ann"))
+        async with asyncio.timeout(10):
+            first = await peer.next_command(Join)
+            await client.drop_connection()
+            resent = await peer.next_command(Join)
+            result = await joining
+        assert isinstance(first, Join)
+        assert first.join_key
+        assert resent == first  # same id and join_key: the server gives the same seat back
+        assert (result.player, client.token) == ("p1", "t1")
+    finally:
+        await client.close()
+
+
+async def test_commands_waiting_for_a_reconnect_fail_when_the_client_closes(peer: Peer) -> None:
+    reconnecting = asyncio.Event()
+
+    def on_status(status: str) -> None:
+        if status == "reconnecting":
+            reconnecting.set()
+
+    slow = Backoff(initial=60, maximum=60, jitter=0)
+    client = Client(peer.url, backoff=slow, heartbeat=False, on_status=on_status)
+    await client.connect()
+    ws = await peer.connected.get()
+    await ws.close(1011, "crash")
+    async with asyncio.timeout(10):
+        await reconnecting.wait()
+    waiting = [asyncio.create_task(client.list_rooms()), asyncio.create_task(client.ping())]
+    await client.close()
+    async with asyncio.timeout(10):
+        for task in waiting:
+            with pytest.raises(ClientClosedError):
+                await task
+
+
+async def test_a_resume_before_any_event_asks_for_a_snapshot(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    try:
+        await client.spectate("r1")
+        await peer.next_command(Spectate)
+        await client.drop_connection()  # before the snapshot: nothing seen of the room yet
+        async with asyncio.timeout(10):
+            resumed = await peer.next_command(Spectate)
+        assert isinstance(resumed, Spectate)
+        # last_seq 0 would ask for a replay from seq 1, with no snapshot to build the model on.
+        assert (resumed.room, resumed.last_seq) == ("r1", None)
     finally:
         await client.close()

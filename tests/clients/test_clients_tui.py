@@ -94,6 +94,8 @@ async def play_turn(
         # A 0 while another box scores more: the table asks first; say no.
         table.choose_box(str(zeros[0].box))
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        # Cancel has the focus, so a second Enter does not score the 0.
+        await until(pilot, lambda: app.focused is not None and app.focused.id == "no", "focus")
         await pilot.press("n")
         await until(pilot, lambda: app.screen is table, "the table again")
         asked = True
