@@ -1,4 +1,4 @@
-"""The client subcommands of ``yahtzee``: ``play``, ``watch`` and ``bot``.
+"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot`` and ``load``.
 
 ``server/cli.py`` (the composition root) calls :func:`register` with its subparsers when this
 module is importable; nothing here imports ``server``. Each subcommand sets ``func``.
@@ -98,8 +98,14 @@ def _watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load(args: argparse.Namespace) -> int:
+    from clients.load import execute
+
+    return execute(args)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``play``, ``watch`` and ``bot`` to the ``yahtzee`` command line."""
+    """Add ``play``, ``watch``, ``bot`` and ``load`` to the ``yahtzee`` command line."""
     play = subparsers.add_parser(
         "play",
         help="play in the terminal",
@@ -144,3 +150,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     bot.add_argument("-v", "--verbose", action="store_true")
     _add_room_options(bot)
     bot.set_defaults(func=_bot)
+
+    from clients.load import add_arguments as add_load_arguments
+
+    load = subparsers.add_parser(
+        "load",
+        help="load generator and benchmark (loopback only by default)",
+        description="Play concurrent bot games against a server, check every event stream "
+        "for gaps and agreement, and print command latency percentiles and event rates.",
+    )
+    add_load_arguments(load)
+    load.set_defaults(func=_load)

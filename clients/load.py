@@ -567,7 +567,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Load generator and benchmark: concurrent bot games against a server.",
     )
     add_arguments(parser)
-    args = parser.parse_args(argv)
+    return execute(parser.parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the load from parsed arguments; the exit code is 0 when every check passed."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     report = asyncio.run(run(args))
     return 0 if report.ok else 1

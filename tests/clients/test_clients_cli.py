@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 from clients_live import LiveServer
@@ -23,6 +24,8 @@ def test_subcommands_and_defaults() -> None:
     assert (args.bots, args.rules, args.private, args.room) == (3, "yatzy", True, None)
     args = parser().parse_args(["play", "--name", "Ann", "--room", "r1"])
     assert (args.name, args.room) == ("Ann", "r1")
+    args = parser().parse_args(["load", "-g", "3", "-p", "4", "--json"])
+    assert (args.command, args.games, args.players, args.json) == ("load", 3, 4, True)
 
 
 def test_bad_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,3 +53,16 @@ def test_bot_reports_an_unknown_room(
     args = parser().parse_args(["bot", "--url", live_server.ws, "--room", "nope", "--delay", "0"])
     assert args.func(args) == 1
     assert "room_not_found" in capsys.readouterr().out
+
+
+def test_load_command_plays_and_reports_json(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = parser().parse_args(["load", "--url", live_server.ws, "-g", "1", "-p", "2", "--json"])
+    assert args.func(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["ok"], report["games_completed"], report["integrity_violations"]) == (
+        True,
+        1,
+        [],
+    )
