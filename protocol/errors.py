@@ -60,6 +60,7 @@ class ErrorCode(enum.StrEnum):
     ALREADY_IN_ROOM = "already_in_room"
     SPECTATOR_CANNOT_ACT = "spectator_cannot_act"
     CONFLICT = "conflict"
+    STALE_STATE = "stale_state"
     INTERNAL_ERROR = "internal_error"
     UNSUPPORTED = "unsupported"
     # rules
@@ -151,6 +152,10 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ),
         ErrorCode.CONFLICT: _service(
             "The command lost a race with a concurrent change of the room; resend it.", True
+        ),
+        ErrorCode.STALE_STATE: _service(
+            "The room moved on since the client last looked (its seq is not `expect_seq`); "
+            "nothing changed: read the new state and decide again."
         ),
         ErrorCode.INTERNAL_ERROR: _service(
             "Unexpected server failure; the command may be resent with the same id.", True

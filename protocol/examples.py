@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import msgpack
+import msgspec
 
 from protocol.errors import ErrorCode, make_error
 from protocol.messages import (
@@ -242,6 +243,7 @@ def _lobby(*players: PlayerView) -> RoomState:
         preview=(),
         turn_deadline_ms=None,
         spectators=0,
+        joker=False,
     )
 
 
@@ -315,6 +317,7 @@ rolled_1 = Rolled(
         }
     ),
     yahtzee_bonus_pending=False,
+    joker=False,
 )
 ack_roll_1 = make_ack("a6", seq=_log.seq)
 hold = Hold(id="a7", dice=(0, 1, 3))
@@ -347,13 +350,15 @@ rolled_2 = Rolled(
         }
     ),
     yahtzee_bonus_pending=False,
+    joker=False,
 )
 ack_roll_2 = make_ack("a8", seq=_log.seq)
 roll_bob_early = Roll(id="b3")
 error_not_your_turn = make_error(
     ErrorCode.NOT_YOUR_TURN, "b3", seq=_log.seq, message="It is Ann's turn."
 )
-score = Score(id="a9", box=Box.FOUR_OF_A_KIND)
+# Ann scores what she saw: expect_seq is the seq of the last event she applied (rolled_2)
+score = Score(id="a9", box=Box.FOUR_OF_A_KIND, expect_seq=_log.seq)
 scored = Scored(
     room=ROOM,
     seq=_log.next(),
@@ -406,6 +411,7 @@ snapshot_playing = Snapshot(
         preview=(),
         turn_deadline_ms=T0 + 75_000,
         spectators=0,
+        joker=False,
     ),
 )
 spectators = Spectators(room=ROOM, seq=_log.next(), count=1)
@@ -443,6 +449,7 @@ rolled_bob = Rolled(
         }
     ),
     yahtzee_bonus_pending=False,
+    joker=False,
 )
 ack_roll_bob = make_ack("b5", seq=_log.seq)
 score_bob = Score(id="b6", box=Box.FULL_HOUSE)
@@ -599,6 +606,11 @@ _yatzy_summary = RoomSummary(
     turn_seconds=0,
 )
 
+# Bob rolls on what he believes is his turn, but his last seen event (seq 9) is old: the
+# room is at seq 11, so the roll is refused and nothing changes.
+roll_stale = Roll(id="b7", keep=(0, 2), expect_seq=9)
+error_stale_state = make_error(ErrorCode.STALE_STATE, "b7", seq=11)
+
 rolled_joker = Rolled(
     room=ROOM,
     seq=97,
@@ -619,7 +631,15 @@ rolled_joker = Rolled(
         allowed=frozenset({Box.FOURS}),
     ),
     yahtzee_bonus_pending=True,
+    joker=True,
 )
+
+
+def _without_field(message: ServerMessage, name: str) -> str:
+    value = msgspec.json.decode(msgspec.json.encode(message))
+    del value[name]
+    return msgspec.json.encode(value).decode()
+
 
 CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("hello", hello),
@@ -653,6 +673,7 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("hold", hold),
     ("release", Release(id="a11", dice=(3,))),
     ("score", score),
+    ("roll_expect_seq", roll_stale),
     ("ping", ping),
 )
 """Canonical client messages, by vector name."""
@@ -677,6 +698,7 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
         make_error(ErrorCode.MALFORMED, message="not valid json: JSON is malformed"),
     ),
     ("error_rate_limited", make_error(ErrorCode.RATE_LIMITED, "a12", seq=9)),
+    ("error_stale_state", error_stale_state),
     ("pong", pong),
     ("snapshot", snapshot_ann),
     ("snapshot_playing", snapshot_playing),
@@ -812,6 +834,14 @@ LENIENT_EXAMPLES: Final[tuple[LenientExample, ...]] = (
         ),
         CreateRoom(id="x7", seats=4, public=False),
         "Any integer width, str8 for short strings and any key order are valid MessagePack.",
+    ),
+    LenientExample(
+        "rolled_without_joker",
+        "server",
+        Encoding.JSON,
+        _without_field(rolled_1, "joker"),
+        msgspec.structs.replace(rolled_1, joker=None),
+        "A server older than `rolled.joker` leaves it out: it decodes as null (unknown).",
     ),
     LenientExample(
         "server_unknown_field",

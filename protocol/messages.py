@@ -356,6 +356,13 @@ class RoomState(Object, frozen=True, kw_only=True):
         UnixMs | None, Meta(description="Unix time (ms) the turn times out, or null.")
     ]
     spectators: Annotated[Count, Meta(description="Connected spectators.")]
+    joker: Annotated[
+        bool | None,
+        Meta(
+            description="The Joker rule applies to the current dice (as `rolled.joker`); "
+            "false unless phase is `rolled`; null only from servers older than this field."
+        ),
+    ] = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -535,12 +542,23 @@ class Spectate(Command, frozen=True, kw_only=True, tag="spectate"):
     ] = None
 
 
+ExpectSeq = Annotated[
+    LastSeq | None,
+    Meta(
+        description="Apply only if the room's seq is exactly this (else `stale_state`); "
+        "absent or null: no check."
+    ),
+]
+
+
 class Leave(Command, frozen=True, kw_only=True, tag="leave"):
     """Leave the current room (a player leaving a game in progress forfeits)."""
 
 
 class Start(Command, frozen=True, kw_only=True, tag="start"):
     """Start the game (host only, in the lobby)."""
+
+    expect_seq: ExpectSeq = None
 
 
 class Roll(Command, frozen=True, kw_only=True, tag="roll"):
@@ -550,24 +568,28 @@ class Roll(Command, frozen=True, kw_only=True, tag="roll"):
         DiceIndexes,
         Meta(description="Indexes of the dice to keep; absent or empty: re-roll all."),
     ] = ()
+    expect_seq: ExpectSeq = None
 
 
 class Hold(Command, frozen=True, kw_only=True, tag="hold"):
     """Mark dice as held (shown to the table) between rolls."""
 
     dice: Annotated[DiceIndexes, Meta(description="Indexes to add to the held set.")]
+    expect_seq: ExpectSeq = None
 
 
 class Release(Command, frozen=True, kw_only=True, tag="release"):
     """Unmark held dice."""
 
     dice: Annotated[DiceIndexes, Meta(description="Indexes to remove from the held set.")]
+    expect_seq: ExpectSeq = None
 
 
 class Score(Command, frozen=True, kw_only=True, tag="score"):
     """Write the current dice into an open box; ends the turn."""
 
     box: Annotated[Box, Meta(description="The box to fill.")]
+    expect_seq: ExpectSeq = None
 
 
 class Ping(Command, frozen=True, kw_only=True, tag="ping"):
@@ -768,6 +790,13 @@ class Rolled(Event, frozen=True, kw_only=True, tag="rolled"):
     yahtzee_bonus_pending: Annotated[
         bool, Meta(description="Scoring now pays the +100 extra-Yahtzee bonus.")
     ]
+    joker: Annotated[
+        bool | None,
+        Meta(
+            description="The Joker rule applies to these dice (extra Yahtzee, YAHTZEE box "
+            "filled, extra_yahtzees on); null only from servers older than this field."
+        ),
+    ] = None
 
 
 class Held(Event, frozen=True, kw_only=True, tag="held"):

@@ -359,15 +359,23 @@ class GameService:
         build: Build,
         cache_field: str | None = None,
         conn_id: str | None = None,
+        expect_seq: int | None = None,
     ) -> Outcome:
         """Apply the commands ``build(state)`` returns, for a seated player.
 
         With ``conn_id``, refused (:class:`SeatTakenError`) once another connection holds the
         seat: checked inside the compare-and-set, so two connections never act for one seat.
+        With ``expect_seq``, refused (``stale_state``) unless the room's seq is exactly that,
+        checked on the very state the commit compares against, so no event slips in between.
         """
 
         def step(loaded: LoadedRoom) -> _Step:
             self._check_owner(loaded.record, player_id, conn_id)
+            if expect_seq is not None and loaded.seq != expect_seq:
+                raise ServiceError(
+                    "stale_state",
+                    f"the room is at seq {loaded.seq}, not {expect_seq}: read it again",
+                )
             state = game.from_dict(loaded.record["game"])
             events: list[LogEvent] = []
             for command in build(state):

@@ -427,7 +427,12 @@ class Session:
         else:  # pragma: no cover - every client message type is handled above
             raise _RefusalError("unsupported")
         out = await self.rt.service.act(
-            self.room, player, build, f"{player}:{command.id}", self.conn_id
+            self.room,
+            player,
+            build,
+            f"{player}:{command.id}",
+            self.conn_id,
+            expect_seq=command.expect_seq,
         )
         return pm.make_ack(command.id, seq=out.seq), None
 

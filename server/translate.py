@@ -93,6 +93,7 @@ def log_entries(event: game.Event, state: game.GameState) -> list[LogEntry]:
             "held": list(event.held),
             "preview": _preview(state),
             "yahtzee_bonus_pending": game.yahtzee_bonus_pending(state),
+            "joker": game.joker_active(state),
         }]  # fmt: skip
     if isinstance(event, game.HoldChanged):
         return [{"type": "held", "player": event.player, "held": list(event.held)}]
@@ -190,7 +191,8 @@ def room_state(room_id: str, record: Mapping[str, Any]) -> pm.RoomState:
     elif state.phase == game.Phase.FINISHED:
         round_number = len(game.boxes_for(state.options.rules))
     phase = state.phase.value if state.phase != game.Phase.ROLL_OFF else "lobby"
-    preview: Sequence[dict[str, Any]] = _preview(state) if state.phase == game.Phase.ROLLED else []
+    rolled = state.phase == game.Phase.ROLLED
+    preview: Sequence[dict[str, Any]] = _preview(state) if rolled else []
     return pm.RoomState(
         id=room_id,
         status=RoomStatus(room_status(state.phase)),
@@ -211,6 +213,7 @@ def room_state(room_id: str, record: Mapping[str, Any]) -> pm.RoomState:
         preview=tuple(msgspec.convert(p, pm.PreviewEntry) for p in preview),
         turn_deadline_ms=record.get("deadline_ms"),
         spectators=record.get("spectators", 0),
+        joker=game.joker_active(state) if rolled else False,
     )
 
 

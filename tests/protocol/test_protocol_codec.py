@@ -21,14 +21,18 @@ from protocol import (
     Error,
     ErrorCode,
     Hello,
+    Hold,
     Join,
     JoinResult,
     Ping,
+    Release,
     Roll,
+    Rolled,
     RoomOptions,
     Rules,
     Score,
     Spectators,
+    Start,
     decode_client,
     decode_result,
     decode_server,
@@ -122,6 +126,60 @@ def test_decode_accepts_any_key_order_unknown_fields_and_absent_optionals(
 def test_decode_accepts_null_for_nullable_optionals(encoding: Encoding) -> None:
     value = {"type": "hello", "id": "h", "client": None}
     assert decode_client(frame_of(value, encoding), encoding) == Hello(id="h")
+
+
+PLAY_COMMANDS: list[Any] = [
+    Start(id="c", expect_seq=7),
+    Roll(id="c", keep=(1,), expect_seq=7),
+    Hold(id="c", dice=(2,), expect_seq=7),
+    Release(id="c", dice=(2,), expect_seq=7),
+    Score(id="c", box=Box.CHANCE, expect_seq=7),
+]
+
+
+@BOTH
+@pytest.mark.parametrize("command", PLAY_COMMANDS, ids=lambda c: type(c).__name__)
+def test_expect_seq_round_trips_and_is_optional(encoding: Encoding, command: Any) -> None:
+    assert decode_client(encode(command, encoding), encoding) == command
+    value = to_dict(command)
+    assert value["expect_seq"] == 7
+    for absent in (
+        {k: v for k, v in value.items() if k != "expect_seq"},
+        {**value, "expect_seq": None},
+    ):
+        decoded = decode_client(frame_of(absent, encoding), encoding)
+        assert decoded.expect_seq is None
+    zero = decode_client(frame_of({**value, "expect_seq": 0}, encoding), encoding)
+    assert zero.expect_seq == 0
+
+
+@BOTH
+def test_expect_seq_must_be_an_integer(encoding: Encoding) -> None:
+    value = {"type": "hold", "id": "o", "dice": [0], "expect_seq": "3"}
+    error = decode_error(frame_of(value, encoding), encoding)
+    assert (error.code, error.command_id) == ("invalid_field", "o")
+
+
+@BOTH
+def test_rolled_joker_is_written_and_defaults_to_null(encoding: Encoding) -> None:
+    rolled = Rolled(
+        room="r",
+        seq=3,
+        player="p",
+        dice=(6, 6, 6, 6, 6),
+        roll_number=1,
+        rolls_left=2,
+        held=(),
+        preview=(),
+        yahtzee_bonus_pending=True,
+        joker=True,
+    )
+    assert decode_server(encode(rolled, encoding), encoding) == rolled
+    value = to_dict(rolled)
+    assert list(value)[-1] == "joker"
+    del value["joker"]
+    assert decode_server(frame_of(value, encoding), encoding).joker is None  # an older server
+    assert decode_server(frame_of({**value, "joker": False}, encoding), encoding).joker is False
 
 
 def test_decode_accepts_bytes_like_frames() -> None:
@@ -350,6 +408,8 @@ def test_msgpack_floats_bin_and_ext_where_a_value_is_expected_are_invalid() -> N
         {"type": "hold", "id": "o", "dice": [0, 0, 0, 0, 0, 0]},
         {"type": "rejoin", "id": "o", "room": "r", "token": "t", "last_seq": -1},
         {"type": "rejoin", "id": "o", "room": "r", "token": "t", "last_seq": 2**53},
+        {"type": "roll", "id": "o", "expect_seq": -1},
+        {"type": "score", "id": "o", "box": "chance", "expect_seq": 2**53},
         {"type": "join", "id": "o", "room": "r", "name": ""},
         {"type": "join", "id": "o", "room": "", "name": "n"},
         {"type": "rejoin", "id": "o", "room": "r", "token": ""},

@@ -105,11 +105,13 @@ def test_error_code_table_covers_the_contract() -> None:
         *("game_already_started", "game_over", "already_joined", "not_a_player", "not_host"),
         *("not_your_turn", "must_roll_first", "no_rolls_left", "invalid_dice"),
         *("nothing_to_roll", "category_taken", "box_not_allowed", "unknown_box", "invalid_name"),
+        "stale_state",
     }
     assert required <= set(ERROR_CODES)
     assert set(ERROR_CODES) == {code.value for code in ErrorCode}
     retryable = {code for code, info in ERROR_CODES.items() if info.retryable}
     assert retryable == {"rate_limited", "conflict", "internal_error"}
+    assert ERROR_CODES["stale_state"].category == "service"
     for info in ERROR_CODES.values():
         assert info.meaning.endswith(".")
         assert len(info.meaning) <= 1024

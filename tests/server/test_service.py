@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis.asyncio as aioredis
 
+import protocol.messages as pm
 from server import game, translate
 from server.service import GameService, ServiceError, draw_faces
 from server.settings import Settings
@@ -138,3 +139,81 @@ async def test_expired_timer_fires_exactly_once(
     assert scored[0]["player"] == ids[0]
     loaded = await service.load(room)
     assert loaded.record["deadline_ms"] > 1  # the next player's turn has its own deadline
+
+
+def roll_faces(player: str, *faces: int) -> Callable[[game.GameState], list[game.Command]]:
+    return lambda s: [game.Roll(player, faces)]
+
+
+async def last_rolled(service: GameService, room: str) -> pm.Rolled:
+    """The last log entry, as the wire event (it must be a ``rolled``)."""
+    log = await service.store.read_events(room)
+    seq, entry = log[-1]
+    event = translate.event_message(room, seq, entry)
+    assert isinstance(event, pm.Rolled)
+    assert event.joker is entry["joker"]  # written in the log, not defaulted
+    return event
+
+
+async def test_expect_seq_refuses_a_stale_command_and_changes_nothing(
+    service: GameService,
+) -> None:
+    room, ids = await new_game(service, 1)
+    before = await service.load(room)
+    with pytest.raises(ServiceError) as err:
+        await service.act(room, ids[0], roll(ids[0]), expect_seq=before.seq - 1)
+    assert err.value.code == "stale_state"
+    after = await service.load(room)
+    assert (after.version, after.seq, after.record) == (before.version, before.seq, before.record)
+    out = await service.act(room, ids[0], roll(ids[0]), expect_seq=before.seq)
+    assert out.seq == before.seq + 1
+
+
+async def test_racing_commands_with_one_expect_seq_apply_once(service: GameService) -> None:
+    room, ids = await new_game(service, 1)
+    seq = (await service.load(room)).seq
+    results = await asyncio.gather(
+        *(service.act(room, ids[0], roll(ids[0]), expect_seq=seq) for _ in range(20)),
+        return_exceptions=True,
+    )
+    ok = [r for r in results if not isinstance(r, BaseException)]
+    codes = {r.code for r in results if isinstance(r, ServiceError)}
+    assert len(ok) == 1
+    assert codes == {"stale_state"}
+    log = await service.store.read_events(room)
+    assert sum(e["type"] == "rolled" for _, e in log) == 1
+
+
+async def test_rolled_and_snapshot_report_the_joker(service: GameService) -> None:
+    room, (p,) = await new_game(service, 1)
+    loaded = await service.load(room)
+    assert translate.room_state(room, loaded.record).joker is False  # awaiting the roll
+    await service.act(room, p, roll_faces(p, 6, 6, 6, 6, 6))
+    first = await last_rolled(service, room)
+    assert first.joker is False  # a Yahtzee with the YAHTZEE box still open: no Joker
+    await service.act(room, p, lambda s: [game.Score(p, game.Box.YAHTZEE)])
+    await service.act(room, p, roll_faces(p, 6, 6, 6, 6, 6))
+    extra = await last_rolled(service, room)
+    assert extra.joker is True
+    assert extra.yahtzee_bonus_pending is True
+    loaded = await service.load(room)
+    assert translate.room_state(room, loaded.record).joker is True
+    await service.act(room, p, lambda s: [game.Score(p, game.Box.SIXES)])
+    await service.act(room, p, roll_faces(p, 1, 2, 3, 4, 6))
+    normal = await last_rolled(service, room)
+    assert normal.joker is False
+    loaded = await service.load(room)
+    assert translate.room_state(room, loaded.record).joker is False
+
+
+async def test_no_joker_without_extra_yahtzees(service: GameService) -> None:
+    options = game.RuleOptions(first_player="seat_order", extra_yahtzees="off")
+    room, _ = await service.create_room(options=options, seats=1)
+    p = (await service.join(room, "Solo", None)).result["player"]
+    await service.act(room, p, lambda s: [game.Start(p)])
+    await service.act(room, p, roll_faces(p, 2, 2, 2, 2, 2))
+    await service.act(room, p, lambda s: [game.Score(p, game.Box.YAHTZEE)])
+    await service.act(room, p, roll_faces(p, 2, 2, 2, 2, 2))
+    assert (await last_rolled(service, room)).joker is False
+    loaded = await service.load(room)
+    assert translate.room_state(room, loaded.record).joker is False

@@ -286,3 +286,47 @@ async def test_leaving_a_game_is_final(server: ServerProcess) -> None:
     finally:
         for client in (first, second, again):
             await client.close()
+
+
+async def test_expect_seq_stale_state_and_joker_field(server: ServerProcess) -> None:
+    room, (first, second) = await solo_room(server)
+    watcher = await WsClient(server.ws, "msgpack", "watch").connect()
+    try:
+        await watcher.ok("spectate", room=room)
+        await watcher.wait_for(lambda: watcher.snapshots)
+        assert watcher.snapshots[0]["state"]["joker"] is False
+        seq = (await get_json(f"{server.http}/rooms/{room}"))["seq"]
+        log_before = (await get_json(f"{server.http}/rooms/{room}/events"))["events"]
+        # an outdated expect_seq: refused before any rules check, and nothing changes
+        for kind, fields in (("roll", {}), ("hold", {"dice": [0]}), ("score", {"box": "chance"})):
+            stale = await first.call(kind, expect_seq=seq - 1, **fields)
+            assert stale["type"] == "error", stale
+            assert (stale["code"], stale["retryable"], stale["seq"]) == ("stale_state", False, seq)
+        ahead = await first.call("roll", expect_seq=seq + 5)
+        assert ahead["code"] == "stale_state"
+        assert (await get_json(f"{server.http}/rooms/{room}/events"))["events"] == log_before
+        assert (await get_json(f"{server.http}/rooms/{room}"))["seq"] == seq
+        # the current seq: applied; the roll reports joker false (no Yahtzee box filled yet)
+        ack = await first.call("roll", command_id="roll-now", expect_seq=seq)
+        assert ack["type"] == "ack"
+        assert ack["seq"] == seq + 1
+        rolled = await watcher.wait_event(lambda e: e["seq"] == ack["seq"])
+        assert rolled["type"] == "rolled"
+        assert rolled["joker"] is False
+        # resending the executed command (same id, now old expect_seq): the remembered ack
+        assert await first.call("roll", command_id="roll-now", expect_seq=seq) == ack
+        # hold with the seq before the roll is stale; with ack.seq it applies
+        late = await first.call("hold", dice=[0], expect_seq=seq)
+        assert late["code"] == "stale_state"
+        held = await first.ok("hold", dice=[0], expect_seq=ack["seq"])
+        assert held["seq"] == ack["seq"] + 1
+        # the other player's stale command is stale_state even though it is not their turn
+        assert (await second.call("roll", expect_seq=seq))["code"] == "stale_state"
+        assert (await second.call("roll", expect_seq=held["seq"]))["code"] == "not_your_turn"
+        snap = await get_json(f"{server.http}/rooms/{room}")
+        assert snap["state"]["joker"] is False
+        scored = await first.ok("score", box=best_box(rolled), expect_seq=held["seq"])
+        assert scored["seq"] > held["seq"]
+    finally:
+        for client in (first, second, watcher):
+            await client.close()
