@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -43,33 +44,28 @@ def _serve(args: argparse.Namespace) -> int:
         f"Yahtzee server on http://{host}:{port}  (WebSocket: ws://{host}:{port}/ws)",
         flush=True,
     )
+    # Shared by both modes. The WebSocket layer's own frame cap is a backstop far above the
+    # protocol limit, which the session enforces with a typed error.
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": log_level,
+        "ws": "websockets-sansio",
+        "ws_ping_interval": heartbeat,
+        "ws_ping_timeout": heartbeat,
+        "ws_max_size": 1_048_576,
+    }
     try:
         if args.workers > 1:
             uvicorn.run(
                 "server.app:create_app_from_env",
                 factory=True,
-                host=host,
-                port=port,
                 workers=args.workers,
-                log_level=log_level,
-                ws="websockets-sansio",
-                ws_ping_interval=heartbeat,
-                ws_ping_timeout=heartbeat,
-                ws_max_size=1_048_576,
                 timeout_graceful_shutdown=None,
+                **options,
             )
         else:
-            settings = Settings.from_env()
-            uvicorn.run(
-                create_app(settings, handle_signals=True),
-                host=host,
-                port=port,
-                log_level=log_level,
-                ws="websockets-sansio",
-                ws_ping_interval=heartbeat,
-                ws_ping_timeout=heartbeat,
-                ws_max_size=1_048_576,
-            )
+            uvicorn.run(create_app(Settings.from_env(), handle_signals=True), **options)
     finally:
         if embedded is not None:
             embedded.stop()
