@@ -7,15 +7,11 @@ clients under test know only its URL, never the ``server`` package.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from procs import ROOT, ServerProcess, free_port
 
 
 @dataclass(frozen=True)
@@ -31,33 +27,11 @@ class LiveServer:
         return self.log_path.read_text(errors="replace")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited early:\n{log_path.read_text()}")
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.05)  # polling a starting process, not synchronising a test
-    raise AssertionError(f"server did not become healthy:\n{log_path.read_text()}")
-
-
 def spawn_server(
     redis_url: str, prefix: str, directory: Path, port: int | None = None
 ) -> tuple[subprocess.Popen[bytes], LiveServer]:
-    """Start ``python -m server.cli serve`` and wait until it answers ``/healthz``."""
-    port = port or _free_port()
-    log_path = directory / f"server-{port}.log"
+    """Start ``python -m server.cli serve`` and wait until it is ready."""
+    port = port or free_port()
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
@@ -65,21 +39,15 @@ def spawn_server(
         "PYTHONPATH": str(ROOT),
         "YAHTZEE_LOG_LEVEL": "warning",
     }
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = LiveServer(http=f"http://127.0.0.1:{port}", log_path=log_path)
+    server = ServerProcess(port=port, env=env, log_path=directory / f"server-{port}.log")
     try:
-        _wait_healthy(server.http, process, log_path)
+        server.start(timeout=30)
     except BaseException:
-        stop_server(process)
+        if server.process is not None:
+            stop_server(server.process)
         raise
-    return process, server
+    assert server.process is not None
+    return server.process, LiveServer(http=server.http, log_path=server.log_path)
 
 
 def stop_server(process: subprocess.Popen[bytes]) -> None:

@@ -1,4 +1,4 @@
-"""Helpers for server tests: real ``yahtzee serve`` processes on free ports."""
+"""Real ``yahtzee serve`` processes on free ports, for the server and the client tests."""
 
 from __future__ import annotations
 
