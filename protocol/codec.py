@@ -28,7 +28,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, TypeAlias, cast, overload
 
-import msgpack
 import msgspec
 
 from protocol.errors import DecodeError, ErrorCode
@@ -47,6 +46,7 @@ from protocol.transport import (
     MAX_SERVER_FRAME_BYTES,
     Encoding,
 )
+from protocol.types import MAX_ID_LENGTH
 
 __all__ = [
     "Frame",
@@ -63,7 +63,6 @@ Frame: TypeAlias = bytes | bytearray | memoryview | str
 """A WebSocket message payload: ``str`` for a text frame, bytes-like for a binary frame."""
 
 _MAX_DETAIL: Final = 256
-_MAX_ID_LENGTH: Final = 64
 _MISSING: Final = object()
 _JSON_DECODER: Final = msgspec.json.Decoder()
 
@@ -80,15 +79,19 @@ _CLASSIFY: Final = (
 # --------------------------------------------------------------------------------------------
 
 
+_MSGPACK_ENCODER: Final = msgspec.msgpack.Encoder()
+_MSGPACK_DECODER: Final = msgspec.msgpack.Decoder()
+_JSON_ENCODER: Final = msgspec.json.Encoder()
+
+
 def encode_msgpack(message: Message) -> bytes:
     """Encode a message as MessagePack (the payload of one binary frame)."""
-    data: bytes = msgpack.packb(msgspec.to_builtins(message), use_bin_type=True)
-    return data
+    return _MSGPACK_ENCODER.encode(message)
 
 
 def encode_json(message: Message) -> str:
     """Encode a message as compact JSON text (the payload of one text frame)."""
-    return msgspec.json.encode(message).decode("utf-8")
+    return _JSON_ENCODER.encode(message).decode("utf-8")
 
 
 @overload
@@ -224,9 +227,9 @@ def _too_large(size: int, limit: int) -> DecodeError:
 def _parse(data: bytes, encoding: Encoding) -> object:
     try:
         if encoding is Encoding.MSGPACK:
-            return msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+            return _MSGPACK_DECODER.decode(data)
         return _JSON_DECODER.decode(data)
-    except (RecursionError, msgpack.StackError):
+    except RecursionError:
         raise DecodeError(ErrorCode.TOO_DEEP, "nesting too deep to parse") from None
     except msgspec.ValidationError as exc:  # a JSON number beyond 64-bit range
         raise DecodeError(ErrorCode.OUT_OF_RANGE, _detail(exc)) from None
@@ -236,7 +239,7 @@ def _parse(data: bytes, encoding: Encoding) -> object:
 
 def _recover_id(obj: dict[Any, Any]) -> str | None:
     value = obj.get("id")
-    if isinstance(value, str) and 1 <= len(value) <= _MAX_ID_LENGTH:
+    if isinstance(value, str) and 1 <= len(value) <= MAX_ID_LENGTH:
         return value
     return None
 

@@ -62,6 +62,7 @@ class ErrorCode(enum.StrEnum):
     CONFLICT = "conflict"
     STALE_STATE = "stale_state"
     INTERNAL_ERROR = "internal_error"
+    UNAVAILABLE = "unavailable"
     UNSUPPORTED = "unsupported"
     # rules
     WRONG_PHASE = "wrong_phase"
@@ -159,6 +160,11 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ),
         ErrorCode.INTERNAL_ERROR: _service(
             "Unexpected server failure; the command may be resent with the same id.", True
+        ),
+        ErrorCode.UNAVAILABLE: _service(
+            "The server's storage did not answer in time; nothing changed. Resend the command "
+            "with the same id after a short wait.",
+            True,
         ),
         ErrorCode.UNSUPPORTED: _service(
             "The server understood the command but does not support it in this configuration."

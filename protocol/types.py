@@ -20,6 +20,7 @@ from typing import Annotated, Final
 from msgspec import Meta
 
 __all__ = [
+    "MAX_ID_LENGTH",
     "MAX_SAFE_INTEGER",
     "MAX_SEATS",
     "ROOM_ID_PATTERN",
@@ -56,6 +57,9 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_SEATS: Final = 8
 """Most players a room can seat."""
 
+MAX_ID_LENGTH: Final = 64
+"""Longest command id and player id, in characters (announced in ``welcome.limits``)."""
+
 ROOM_ID_PATTERN: Final = "^[A-Za-z0-9_-]+$"
 """Regular expression (anchored at both ends) a room id must match."""
 
@@ -63,7 +67,7 @@ CommandId = Annotated[
     str,
     Meta(
         min_length=1,
-        max_length=64,
+        max_length=MAX_ID_LENGTH,
         description="Client-chosen command id (1..64 characters), echoed in the reply.",
     ),
 ]
@@ -80,7 +84,7 @@ PlayerId = Annotated[
     str,
     Meta(
         min_length=1,
-        max_length=64,
+        max_length=MAX_ID_LENGTH,
         description="Opaque player id assigned by the server (1..64 characters).",
     ),
 ]

@@ -1,35 +1,31 @@
 """The Starlette application: ``create_app(settings)``, its lifespan and its routes.
 
 The lifespan opens Redis (or starts a private embedded server when ``REDIS_URL`` is unset),
-starts the per-process room feed (one pub/sub listener), the turn-timer task and the spectator
-lease refresher, and keeps everything the handlers need in one :class:`Runtime`, reachable as
-``app.state.runtime``; there are no module-level globals.
+builds the :class:`~server.runtime.Runtime` (store, service, upkeep, feed, metrics), starts the
+background loops, and keeps the runtime as ``app.state.runtime``.
 
 On SIGTERM (when ``handle_signals`` is on, as under ``yahtzee serve``) the process stops reading
 new commands, lets the commands in flight finish, closes every WebSocket with 1012 (service
-restart) so clients reconnect elsewhere, and only then hands the signal to uvicorn, which stops
-accepting connections and shuts down.
+restart) so clients reconnect elsewhere, and only then hands the signal to uvicorn.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
-import importlib.metadata
 import importlib.util
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
@@ -41,166 +37,42 @@ from protocol.transport import (
     CloseCode,
     select_subprotocol,
 )
-from server import translate
-from server.embedded_redis import EmbeddedRedis
-from server.feed import Feed, raise_if_cancelling
+from server import background, http
+from server.embedded_redis import EmbeddedRedis, start_embedded
+from server.feed import Feed
 from server.metrics import Metrics
-from server.service import GameService, ServiceError
+from server.runtime import Runtime
+from server.seats import Seats
+from server.service import GameService
+from server.session import Session
 from server.settings import Settings
-from server.store import LoadedRoom, RoomStore
+from server.store import RedisStore
+from server.upkeep import Upkeep
 
-__all__ = ["Runtime", "create_app", "create_app_from_env"]
+__all__ = ["create_app", "create_app_from_env", "redis_client"]
 
 log = logging.getLogger("yahtzee.server")
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("yahtzee-service")
-    except importlib.metadata.PackageNotFoundError:
-        return "0.1.0+source"
-
-
-@dataclass(eq=False)
-class Runtime:
-    """What the lifespan opens and the handlers use."""
-
-    settings: Settings
-    redis: aioredis.Redis
-    redis_url: str
-    store: RoomStore
-    service: GameService
-    feed: Feed
-    metrics: Metrics
-    embedded: EmbeddedRedis | None = None
-    version: str = field(default_factory=_version)
-    draining: bool = False
-    sessions: set[Any] = field(default_factory=set)
-    spectator_lease_ms: int = 60_000
-
-    @property
-    def player_lease_ms(self) -> int:
-        return max(1, int(self.settings.player_lease_seconds * 1000))
-
-    def kick(self, conn_id: str) -> None:
-        """Close this process's connection ``conn_id`` (if any) with 1000: its seat was taken
-        back by another connection."""
-        for session in list(self.sessions):
-            if session.conn_id == conn_id:
-                session.close(CloseCode.NORMAL)
-
-    async def drain(self) -> None:
-        """Stop reading commands, finish those in flight, close every socket with 1012."""
-        self.draining = True
-        sessions = list(self.sessions)
-        if sessions:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.shutdown_grace_seconds):
-                    await asyncio.gather(*(s.drain() for s in sessions))
-            for s in sessions:
-                s.close(CloseCode.SERVICE_RESTART)
-
-
-def runtime_of(request: Request | WebSocket) -> Runtime:
-    rt: Runtime = request.app.state.runtime
-    return rt
-
-
-# -- HTTP ------------------------------------------------------------------------------------
-
-
-async def healthz(request: Request) -> Response:
-    """Liveness: the process answers HTTP."""
-    return PlainTextResponse("ok")
-
-
-async def readyz(request: Request) -> Response:
-    """Readiness: Redis answers PING (and the process is not shutting down)."""
-    rt = runtime_of(request)
-    if rt.draining:
-        return JSONResponse({"ready": False, "reason": "shutting down"}, status_code=503)
-    try:
-        await rt.redis.ping()
-    except (aioredis.RedisError, OSError) as exc:
-        rt.metrics.redis_errors.labels("readyz").inc()
-        return JSONResponse({"ready": False, "redis": str(exc)}, status_code=503)
-    return JSONResponse({"ready": True})
-
-
-async def metrics(request: Request) -> Response:
-    """Prometheus text format; connection and room gauges are counted at scrape time."""
-    rt = runtime_of(request)
-    roles = collections.Counter(session.role for session in rt.sessions)
-    for role in ("player", "spectator"):
-        rt.metrics.connections.labels(role).set(roles[role])
-    rt.metrics.connections.labels("all").set(len(rt.sessions))
-    try:
-        counts = collections.Counter({"lobby": 0, "playing": 0, "finished": 0})
-        counts.update(
-            info.get("status", "lobby") for _, info in await rt.store.index_list(limit=100_000)
-        )
-        for status, n in counts.items():
-            rt.metrics.rooms.labels(status).set(n)
-    except (aioredis.RedisError, OSError):
-        rt.metrics.redis_errors.labels("metrics").inc()
-    return Response(rt.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
-
-
-def _json(value: Any, status_code: int = 200) -> Response:
-    return Response(
-        msgspec.json.encode(value), status_code=status_code, media_type="application/json"
+def redis_client(url: str, settings: Settings) -> Any:
+    """A client whose calls wait (bounded) for a pooled connection and time out, so a Redis
+    that is down or frozen turns into a typed, retryable error instead of a hang."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=settings.redis_max_connections,
+        timeout=settings.redis_timeout_seconds,  # waiting for a free pooled connection
+        socket_timeout=settings.redis_timeout_seconds,
+        socket_connect_timeout=settings.redis_timeout_seconds,
+        retry=Retry(ExponentialBackoff(cap=0.2), 1),
     )
+    return aioredis.Redis(connection_pool=pool)
 
 
-def _error(code: str, message: str, status_code: int) -> Response:
-    return _json({"code": code, "message": message}, status_code)
-
-
-async def list_rooms(request: Request) -> Response:
-    rt = runtime_of(request)
-    rooms = [info for _, info in await rt.store.index_list(limit=1000) if info.get("public")]
-    return _json({"rooms": rooms})
-
-
-async def _load_visible(request: Request) -> LoadedRoom | Response:
-    """The room of the path, or the 404 / 403 error response (a private room needs
-    ``?invite_code=``)."""
-    service = runtime_of(request).service
-    try:
-        loaded = await service.load(request.path_params["room_id"])
-        service.check_invite(loaded, request.query_params.get("invite_code"))
-    except ServiceError as exc:
-        return _error(exc.code, exc.message, 404 if exc.code == "room_not_found" else 403)
-    return loaded
-
-
-async def get_room(request: Request) -> Response:
-    """Snapshot of one room (a private room needs ``?invite_code=``)."""
-    loaded = await _load_visible(request)
-    if isinstance(loaded, Response):
-        return loaded
-    snap = translate.snapshot(loaded.room_id, loaded.seq, loaded.record)
-    return _json(snap)
-
-
-async def room_events(request: Request) -> Response:
-    """The room's whole event log, as protocol events (for replays)."""
-    loaded = await _load_visible(request)
-    if isinstance(loaded, Response):
-        return loaded
-    rt = runtime_of(request)
-    entries = await rt.store.read_events(loaded.room_id, 0)
-    events = [translate.event_message(loaded.room_id, seq, e) for seq, e in entries]
-    return _json({"room": loaded.room_id, "seq": loaded.seq, "events": events})
-
-
-# -- WebSocket -------------------------------------------------------------------------------
+# -- WebSocket ----------------------------------------------------------------------------------
 
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
-    from server.session import Session  # imports the protocol codec
-
-    rt = runtime_of(websocket)
+    rt: Runtime = websocket.app.state.runtime
     offered = websocket.scope.get("subprotocols") or []
     chosen = select_subprotocol(offered)
     if chosen is None or rt.draining:
@@ -213,11 +85,11 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         return
     await websocket.accept(subprotocol=chosen)
     session = Session(websocket, rt, SUBPROTOCOLS[chosen])
-    rt.sessions.add(session)
+    rt.connections[session.conn_id] = session
     try:
         await session.run()
     finally:
-        rt.sessions.discard(session)
+        rt.connections.pop(session.conn_id, None)
 
 
 def web_client_dir() -> Path | None:
@@ -247,83 +119,17 @@ def routes() -> list[BaseRoute]:
         ]
     return [
         *web,
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
-        Route("/rooms", list_rooms, methods=["GET"]),
-        Route("/rooms/{room_id}", get_room, methods=["GET"]),
-        Route("/rooms/{room_id}/events", room_events, methods=["GET"]),
+        Route("/healthz", http.healthz, methods=["GET"]),
+        Route("/readyz", http.readyz, methods=["GET"]),
+        Route("/metrics", http.metrics, methods=["GET"]),
+        Route("/rooms", http.list_rooms, methods=["GET"]),
+        Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
+        Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         WebSocketRoute(ENDPOINT_PATH, websocket_endpoint),
     ]
 
 
-# -- background tasks ------------------------------------------------------------------------
-
-
-async def _timer_loop(rt: Runtime) -> None:
-    """Fire expired deadlines and sweep expired player leases (each claimed atomically, so one
-    process acts on each)."""
-    while True:
-        try:
-            await rt.service.fire_due_timers()
-            await rt.service.sweep_player_leases()
-        except (aioredis.RedisError, OSError) as exc:
-            raise_if_cancelling()
-            rt.metrics.redis_errors.labels("timer").inc()
-            log.warning("turn timer: %s", exc)
-        except Exception:
-            raise_if_cancelling()
-            log.exception("turn timer failed")
-        raise_if_cancelling()
-        await asyncio.sleep(rt.settings.timer_poll_seconds)
-
-
-async def _lease_loop(rt: Runtime) -> None:
-    """Renew this process's player and spectator leases; recount rooms whose count changed.
-
-    A player lease that was swept meanwhile (this process was stalled for a whole lease) takes
-    the seat back, unless another connection holds it by now: then this one is closed (1000).
-    """
-    period = min(rt.spectator_lease_ms, rt.player_lease_ms) / 3000
-    while True:
-        raise_if_cancelling()
-        await asyncio.sleep(period)
-        spectators: dict[str, int] = {}  # room -> live count after our last renewal there
-        for session in list(rt.sessions):
-            room = session.room
-            if room is None:
-                continue
-            try:
-                if session.role == "spectator":
-                    spectators[room] = await rt.store.spectator_put(
-                        room, session.conn_id, rt.spectator_lease_ms
-                    )
-                elif session.player is not None and session.subscription is not None:
-                    await _renew_player(rt, session, room, session.player)
-            except Exception as exc:
-                raise_if_cancelling()
-                _lease_error(rt, exc)
-        for room, count in spectators.items():  # one recount per room, not per spectator
-            try:
-                await rt.service.set_spectators(room, count)
-            except Exception as exc:
-                raise_if_cancelling()
-                _lease_error(rt, exc)
-
-
-def _lease_error(rt: Runtime, exc: Exception) -> None:
-    rt.metrics.redis_errors.labels("leases").inc()
-    log.info("lease renewal: %s", exc)
-
-
-async def _renew_player(rt: Runtime, session: Any, room: str, player: str) -> None:
-    swept = await rt.store.player_lease_put(room, player, session.conn_id, rt.player_lease_ms)
-    loaded = await rt.store.load(room)
-    owner = loaded.record.get("owners", {}).get(player) if loaded is not None else None
-    if owner is not None and owner != session.conn_id:
-        session.close(CloseCode.NORMAL)  # the kick was lost: another connection holds the seat
-    elif swept:
-        await rt.service.claim_seat(room, player, session.conn_id, reclaim=True)
+# -- shutdown -----------------------------------------------------------------------------------
 
 
 def _install_sigterm(rt: Runtime) -> Callable[[], None]:
@@ -365,7 +171,41 @@ def _install_sigterm(rt: Runtime) -> Callable[[], None]:
     return undo
 
 
-# -- the app ---------------------------------------------------------------------------------
+# -- the app ------------------------------------------------------------------------------------
+
+
+def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Runtime:
+    client = redis_client(url, settings)
+    metrics = Metrics()
+    store = RedisStore(client, settings.redis_prefix, settings.redis_buckets)
+    kicks: list[Callable[[str], None]] = []
+
+    def on_kick(conn_id: str) -> None:
+        for kick in kicks:
+            kick(conn_id)
+
+    feed = Feed(
+        aioredis.Redis.from_url(url, decode_responses=False),
+        store,
+        on_redis_error=lambda exc: metrics.redis_errors.labels("feed").inc(),
+        on_kick=on_kick,
+    )
+    service = GameService(store, settings, metrics, deliver=feed.publish_local)
+    seats = Seats(service)
+    rt = Runtime(
+        settings=settings,
+        redis=client,
+        redis_url=url,
+        store=store,
+        service=service,
+        seats=seats,
+        upkeep=Upkeep(service, seats),
+        feed=feed,
+        metrics=metrics,
+        embedded=embedded,
+    )
+    kicks.append(rt.kick_local)
+    return rt
 
 
 def create_app(settings: Settings | None = None, *, handle_signals: bool = False) -> Starlette:
@@ -374,53 +214,16 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        embedded: EmbeddedRedis | None = None
-        url = settings.redis_url
-        if url is None:
-            embedded = EmbeddedRedis()
-            url = embedded.start()
-            log.warning(
-                "REDIS_URL is not set: rooms live in a private embedded server at %s "
-                "and vanish when it stops",
-                url,
-            )
-        client = aioredis.Redis.from_url(url, decode_responses=False)
-        feed_client = aioredis.Redis.from_url(url, decode_responses=False)
-        metrics_ = Metrics()
-        store = RoomStore(client, settings.redis_prefix)
-        kicks: list[Callable[[str], None]] = []
-
-        def on_kick(conn_id: str) -> None:
-            for kick in kicks:
-                kick(conn_id)
-
-        feed = Feed(
-            RoomStore(feed_client, settings.redis_prefix),
-            on_redis_error=lambda exc: metrics_.redis_errors.labels("feed").inc(),
-            on_kick=on_kick,
-        )
-        service = GameService(store, settings, metrics_, feed)
+        embedded = start_embedded(log) if settings.redis_url is None else None
+        url = embedded.url if embedded is not None else str(settings.redis_url)
+        rt = _runtime(settings, url, embedded)
         tasks: list[asyncio.Task[None]] = []
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
         try:
-            await client.ping()
-            rt = Runtime(
-                settings=settings,
-                redis=client,
-                redis_url=url,
-                store=store,
-                service=service,
-                feed=feed,
-                metrics=metrics_,
-                embedded=embedded,
-            )
+            await rt.redis.ping()
             app.state.runtime = rt
-            kicks.append(rt.kick)
-            await feed.start()
-            tasks = [
-                asyncio.create_task(_timer_loop(rt), name="turn-timer"),
-                asyncio.create_task(_lease_loop(rt), name="spectator-leases"),
-            ]
+            await rt.feed.start()
+            tasks = background.start_loops(rt)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
             yield
@@ -430,9 +233,8 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=5)
-            await feed.stop()
-            await feed_client.aclose()
-            await client.aclose()
+            await rt.feed.stop()
+            await rt.redis.aclose()
             if embedded is not None:
                 embedded.stop()
 

@@ -1,29 +1,31 @@
-"""The ``yahtzee`` command line.
+"""The ``yahtzee`` command line, composed from the packages that provide subcommands.
 
-``yahtzee serve`` runs the server. Other subcommands (``play``, ``watch``, ``bot``, ...) live in
-``clients/``: when ``clients.cli`` is importable, its ``register(subparsers)`` adds them, so the
-server package never imports client code at module level and the parser stays easy to extend.
-Each subparser sets ``func`` (``Callable[[argparse.Namespace], int | None]``).
+Each package registers its subcommands through the ``yahtzee.commands`` entry points declared
+in ``pyproject.toml`` (``serve`` here; ``play``, ``watch``, ``bot``, ``load`` ... in ``clients``),
+so the composition lives at the top of the project and no server module imports a client. Each
+subparser sets ``func`` (``Callable[[argparse.Namespace], int | None]``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import importlib.metadata
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "register"]
+
+ENTRY_POINTS = "yahtzee.commands"
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from server.app import create_app
-    from server.embedded_redis import EmbeddedRedis
+    from server.embedded_redis import EmbeddedRedis, start_embedded
     from server.settings import Settings
 
     log_level = str(args.log_level)
@@ -31,29 +33,29 @@ def _serve(args: argparse.Namespace) -> int:
     embedded: EmbeddedRedis | None = None
     if args.workers > 1 and not os.environ.get("REDIS_URL"):
         # One embedded server for all workers, owned by this (parent) process.
-        embedded = EmbeddedRedis()
-        os.environ["REDIS_URL"] = embedded.start()
-        logging.getLogger("yahtzee.server").warning(
-            "REDIS_URL is not set: rooms live in a private embedded server at %s "
-            "and vanish when it stops",
-            embedded.url,
-        )
-    heartbeat = Settings.from_env().heartbeat_seconds
+        embedded = start_embedded(logging.getLogger("yahtzee.server"))
+        os.environ["REDIS_URL"] = embedded.url
+    settings = Settings.from_env()
     host, port = str(args.host), int(args.port)
     print(
         f"Yahtzee server on http://{host}:{port}  (WebSocket: ws://{host}:{port}/ws)",
         flush=True,
     )
-    # Shared by both modes. The WebSocket layer's own frame cap is a backstop far above the
-    # protocol limit, which the session enforces with a typed error.
+    # The WebSocket layer's own frame cap is a backstop far above the protocol limit, which the
+    # connection layer enforces with a typed error. Compression costs more CPU than it saves on
+    # ~100-byte frames, so it is off unless asked for.
     options: dict[str, Any] = {
         "host": host,
         "port": port,
         "log_level": log_level,
         "ws": "websockets-sansio",
-        "ws_ping_interval": heartbeat,
-        "ws_ping_timeout": heartbeat,
+        "ws_ping_interval": settings.heartbeat_seconds,
+        "ws_ping_timeout": settings.heartbeat_seconds,
         "ws_max_size": 1_048_576,
+        "ws_per_message_deflate": settings.per_message_deflate,
+        "timeout_keep_alive": 5,
+        "limit_concurrency": settings.max_connections,
+        "h11_max_incomplete_event_size": 16_384,
     }
     try:
         if args.workers > 1:
@@ -65,19 +67,15 @@ def _serve(args: argparse.Namespace) -> int:
                 **options,
             )
         else:
-            uvicorn.run(create_app(Settings.from_env(), handle_signals=True), **options)
+            uvicorn.run(create_app(settings, handle_signals=True), **options)
     finally:
         if embedded is not None:
             embedded.stop()
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="yahtzee", description="Real-time Yahtzee: server and clients."
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``serve``."""
     serve = sub.add_parser(
         "serve",
         help="run the game server",
@@ -94,15 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_serve)
 
-    try:
-        clients_cli = importlib.import_module("clients.cli")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("clients", "clients.cli"):
-            raise
-        clients_cli = None
-    register = getattr(clients_cli, "register", None)
-    if callable(register):
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yahtzee", description="Real-time Yahtzee: server and clients."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    registered = {ep.value: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
+    if not registered:  # running from a source tree that was never installed
         register(sub)
+    for entry_point in sorted(registered.values(), key=lambda ep: ep.name):
+        entry_point.load()(sub)
     return parser
 
 

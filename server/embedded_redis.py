@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import logging
 import os
 import shutil
 import signal
@@ -226,3 +227,15 @@ class EmbeddedRedis:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def start_embedded(logger: logging.Logger) -> EmbeddedRedis:
+    """Start a private server for a process whose ``REDIS_URL`` is unset, and say so once."""
+    embedded = EmbeddedRedis()
+    url = embedded.start()
+    logger.warning(
+        "REDIS_URL is not set: rooms live in a private embedded server at %s "
+        "and vanish when it stops",
+        url,
+    )
+    return embedded

@@ -1,16 +1,18 @@
-"""The room feed: one pub/sub listener per process, fanning room events out to local subscribers.
+"""The room feed: this process's fan-out of room events to its local subscribers.
 
-Pub/sub only says "room R moved" (at-most-once, may be lost). The events themselves are always read
-from the room's log by seq (``XRANGE`` from the last seq seen), so a lost wake-up delays nothing
-for long (a periodic sweep and every reconnect of the listener re-read all local rooms) and loses
-nothing. Each subscriber keeps its own cursor: an event at or below it is dropped (no duplicates),
-an event beyond ``cursor + 1`` triggers a read of the gap first (no holes). Subscribers receive
-events through a non-blocking ``sink``; a slow consumer's sink must never block (the session's
-bounded queue closes the slow connection instead), so one client never stalls a room.
+One sharded pub/sub connection per process, subscribed (``SSUBSCRIBE``) only to the rooms that
+have a subscriber here, so a process hears only the rooms it serves. A room's pub/sub message
+carries the committed events themselves (:mod:`server.wire`): nothing is re-read or re-encoded
+on the way to the sockets. Events this process commits are handed over directly
+(:meth:`Feed.publish_local`), before the command's ack; their pub/sub echo is then a duplicate.
 
-The same channel carries ``kick <connection id>`` when a seat was taken back by a new connection;
-the listener hands it to ``on_kick`` (the process holding that connection closes it with 1000).
-Being at-most-once too, it is backed by the lease renewal, which checks the seat's owner.
+Pub/sub is at-most-once, so every room keeps the seq it delivered last: a duplicate is dropped,
+an event after a gap waits while the gap is read from the room's log, and after the pub/sub
+connection was re-established every local room is re-read from its last seq. Each subscriber
+keeps its own cursor too: it first reads its backlog from the log while live events are
+buffered for it, so a new subscriber never moves anyone else's position.
+
+Sinks must not block: the session's bounded queue closes a slow connection instead.
 """
 
 from __future__ import annotations
@@ -23,77 +25,80 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
 
-from server.store import RoomStore
+from server import wire
+from server.store import RedisStore
 
 __all__ = ["Feed", "Subscription", "raise_if_cancelling"]
 
 log = logging.getLogger("yahtzee.feed")
 
+Sink = Callable[[wire.EncodedEvent], None]
+_READ_BATCH = 500
+_SUBSCRIBE_TIMEOUT = 5.0
+
 
 def raise_if_cancelling() -> None:
-    """Re-raise a cancellation that a library turned into another exception.
-
-    redis-py may catch the ``CancelledError`` thrown into a command and raise a connection
-    error instead; a loop that catches those errors must not swallow the cancellation.
-    """
+    """Re-raise a cancellation that a library turned into another exception (redis-py may
+    turn the ``CancelledError`` thrown into a command into a connection error)."""
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
 
 
-Event = dict[str, Any]
-Sink = Callable[[int, Event], None]
-_READ_BATCH = 500
-
-
 @dataclass(eq=False)
 class Subscription:
+    """One subscriber of one room: delivers each event after ``cursor`` once, in order."""
+
     room_id: str
     cursor: int
     sink: Sink
     feed: Feed
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    catching_up: bool = True
+    buffer: list[wire.EncodedEvent] = field(default_factory=list)
     closed: bool = False
 
-    async def offer(self, seq: int, event: Event) -> None:
-        """Deliver ``event`` (and any gap before it) exactly once, in seq order."""
-        if self.closed or seq <= self.cursor:
+    def offer(self, event: wire.EncodedEvent) -> None:
+        if self.closed or event.seq <= self.cursor:
             return
-        async with self.lock:
-            if self.closed or seq <= self.cursor:
-                return
-            if seq > self.cursor + 1:
-                await self.catch_up(until=seq - 1)
-            if not self.closed and seq == self.cursor + 1:
-                self.cursor = seq
-                self.sink(seq, event)
-
-    async def catch_up(self, until: int | None = None) -> None:
-        """Read the log after ``cursor`` (up to ``until``) and deliver it. Caller holds the lock."""
-        while not self.closed:
-            batch = await self.feed.store.read_events(self.room_id, self.cursor, _READ_BATCH)
-            for seq, event in batch:
-                if until is not None and seq > until:
-                    return
-                if seq == self.cursor + 1:
-                    self.cursor = seq
-                    self.sink(seq, event)
-            if len(batch) < _READ_BATCH:
-                return
+        if self.catching_up:
+            self.buffer.append(event)
+        elif event.seq == self.cursor + 1:
+            self.cursor = event.seq
+            self.sink(event)
 
     def close(self) -> None:
-        self.closed = True
-        self.feed._unsubscribe(self)
+        """Stop delivering; the feed unsubscribes from the room when nobody is left."""
+        if not self.closed:
+            self.closed = True
+            self.feed._unsubscribe(self)
 
 
 @dataclass(eq=False)
 class _Room:
     room_id: str
     subs: set[Subscription] = field(default_factory=set)
-    last_seq: int = 0
-    dirty: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
+    last_seq: int | None = None  # None until the first subscriber read the log
+    pending: dict[int, wire.EncodedEvent] = field(default_factory=dict)
+    filling: asyncio.Task[None] | None = None
+    subscribed: asyncio.Future[None] | None = None
+
+
+class _PubSub(PubSub):
+    """redis-py's PubSub, telling us when it reconnected (messages may have been lost).
+
+    redis-py calls ``on_connect`` only when an existing connection connects again (the first
+    connection comes connected from the pool), after it re-subscribed our channels."""
+
+    def __init__(self, pool: Any, on_reconnect: Callable[[], None]) -> None:
+        super().__init__(pool)
+        self._on_reconnect = on_reconnect
+        self.connected = asyncio.Event()  # set once the first subscription was sent
+
+    async def on_connect(self, connection: Any) -> None:
+        await super().on_connect(connection)
+        self._on_reconnect()
 
 
 class Feed:
@@ -101,135 +106,233 @@ class Feed:
 
     def __init__(
         self,
-        store: RoomStore,
+        redis: aioredis.Redis,
+        store: RedisStore,
         *,
-        sweep_seconds: float = 2.0,
         on_redis_error: Callable[[BaseException], None] | None = None,
         on_kick: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.on_kick = on_kick
-        self.sweep_seconds = sweep_seconds
         self.on_redis_error = on_redis_error
+        self._redis = redis
+        self._pubsub = _PubSub(redis.connection_pool, self._refill_all)
         self._rooms: dict[str, _Room] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._listener: asyncio.Task[None] | None = None
+        #: A test hook: pub/sub messages for which it returns True are dropped, as if lost.
+        self.lose: Callable[[str], bool] | None = None
 
     async def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._listen(), name="feed-listener"),
-            asyncio.create_task(self._sweep(), name="feed-sweep"),
-        ]
+        self._listener = asyncio.create_task(self._listen(), name="feed-listener")
 
     async def stop(self) -> None:
-        tasks = self._tasks + [r.task for r in self._rooms.values() if r.task is not None]
+        tasks = [r.filling for r in self._rooms.values() if r.filling is not None]
+        if self._listener is not None:
+            tasks.append(self._listener)
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=5)
-        self._tasks = []
         self._rooms.clear()
-
-    # -- subscribing -------------------------------------------------------------------------
-
-    async def subscribe(self, room_id: str, after_seq: int, sink: Sink) -> Subscription:
-        """Deliver every event with seq > ``after_seq`` to ``sink``: the backlog, then live."""
-        sub = Subscription(room_id, after_seq, sink, self)
-        room = self._rooms.get(room_id)
-        if room is None:
-            room = self._rooms[room_id] = _Room(room_id, last_seq=after_seq)
-            room.task = asyncio.create_task(self._room_reader(room), name=f"feed-{room_id}")
-        async with sub.lock:
-            room.subs.add(sub)  # live offers wait for the lock, then drop what we replayed
-            try:
-                await sub.catch_up()
-            except BaseException:
-                sub.close()  # nobody holds it to close it later (nor the room's reader task)
-                raise
-        room.last_seq = max(room.last_seq, sub.cursor)
-        return sub
-
-    def wake(self, room_id: str) -> None:
-        """A local hint that ``room_id`` has new events (pub/sub brings the same news later)."""
-        room = self._rooms.get(room_id)
-        if room is not None:
-            room.dirty.set()
+        with contextlib.suppress(Exception):
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+        with contextlib.suppress(Exception):
+            await self._redis.aclose()
 
     def subscriber_count(self) -> int:
         return sum(len(r.subs) for r in self._rooms.values())
 
+    def rooms(self) -> list[str]:
+        """The rooms this process is subscribed to."""
+        return list(self._rooms)
+
+    # -- subscribing ----------------------------------------------------------------------------
+
+    async def subscribe(self, room_id: str, after_seq: int, sink: Sink) -> Subscription:
+        """Deliver every event with seq > ``after_seq`` to ``sink``: the backlog, then live."""
+        room = self._rooms.get(room_id)
+        if room is None:
+            room = self._rooms[room_id] = _Room(room_id)
+            room.subscribed = asyncio.get_running_loop().create_future()
+            await self._pubsub.ssubscribe(self.store.channel(room_id))
+            self._pubsub.connected.set()
+        sub = Subscription(room_id, after_seq, sink, self)
+        room.subs.add(sub)
+        try:
+            assert room.subscribed is not None
+            async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
+                await asyncio.shield(room.subscribed)
+            await self._catch_up(sub)
+        except BaseException:
+            sub.close()  # nobody else holds it to close it later
+            raise
+        if room.last_seq is None:
+            room.last_seq = sub.cursor
+            self._flush(room)
+        return sub
+
+    async def _catch_up(self, sub: Subscription) -> None:
+        """Read ``sub``'s backlog from the log, then hand it what was buffered meanwhile."""
+        while True:
+            batch = await self.store.read_events(sub.room_id, sub.cursor, _READ_BATCH)
+            for seq, data in batch:
+                if seq == sub.cursor + 1 and not sub.closed:
+                    sub.cursor = seq
+                    sub.sink(wire.from_log(seq, data))
+            if len(batch) < _READ_BATCH:
+                break
+        buffered, sub.buffer = sub.buffer, []
+        sub.catching_up = False
+        for event in buffered:
+            sub.offer(event)
+
     def _unsubscribe(self, sub: Subscription) -> None:
         room = self._rooms.get(sub.room_id)
-        if room is None:
+        if room is None or sub not in room.subs:
             return
         room.subs.discard(sub)
-        if not room.subs:
-            del self._rooms[sub.room_id]
-            if room.task is not None:
-                room.task.cancel()
+        if room.subs:
+            return
+        del self._rooms[sub.room_id]
+        if room.filling is not None:
+            room.filling.cancel()
+        if room.subscribed is not None and not room.subscribed.done():
+            room.subscribed.cancel()
+        task = asyncio.get_running_loop().create_task(self._sunsubscribe(sub.room_id))
+        task.add_done_callback(_ignore_result)
 
-    # -- reading -----------------------------------------------------------------------------
+    async def _sunsubscribe(self, room_id: str) -> None:
+        if room_id not in self._rooms:  # nobody subscribed again meanwhile
+            with contextlib.suppress(aioredis.RedisError, OSError):
+                await self._pubsub.sunsubscribe(self.store.channel(room_id))
 
-    async def _room_reader(self, room: _Room) -> None:
-        while True:
-            raise_if_cancelling()
-            await room.dirty.wait()
-            room.dirty.clear()
-            try:
-                while True:
-                    batch = await self.store.read_events(room.room_id, room.last_seq, _READ_BATCH)
-                    for seq, event in batch:
-                        room.last_seq = max(room.last_seq, seq)
-                        for sub in list(room.subs):
-                            await sub.offer(seq, event)
-                    if len(batch) < _READ_BATCH:
-                        break
-            except (aioredis.RedisError, OSError) as exc:
-                raise_if_cancelling()
-                self._redis_error(exc)
-                await asyncio.sleep(0.5)
-                room.dirty.set()
+    # -- delivering -----------------------------------------------------------------------------
+
+    def publish_local(self, room_id: str, events: list[wire.EncodedEvent]) -> None:
+        """Events this process just committed (delivered before the command's ack)."""
+        room = self._rooms.get(room_id)
+        if room is not None:
+            self._receive(room, events)
+
+    def _receive(self, room: _Room, events: list[wire.EncodedEvent]) -> None:
+        for event in events:
+            if room.last_seq is None or event.seq > room.last_seq:
+                room.pending[event.seq] = event
+        self._flush(room)
+
+    def _flush(self, room: _Room) -> None:
+        if room.last_seq is None:
+            return
+        while room.last_seq + 1 in room.pending:
+            event = room.pending.pop(room.last_seq + 1)
+            room.last_seq = event.seq
+            for sub in list(room.subs):
+                sub.offer(event)
+        for seq in [s for s in room.pending if s <= room.last_seq]:
+            del room.pending[seq]
+        if room.pending and room.filling is None:  # a gap: read it from the log
+            room.filling = asyncio.get_running_loop().create_task(self._fill(room))
+
+    async def _fill(self, room: _Room, *, until_end: bool = False) -> None:
+        """Read the log after the room's last seq, up to the first pending event (a gap) or,
+        with ``until_end``, to its end; deliver it. Retried while Redis does not answer.
+        While this runs, :meth:`_flush` starts no other reader for the room."""
+        delay = 0.05
+        try:
+            while room.last_seq is not None and room.room_id in self._rooms:
+                if room.pending:
+                    want = min(room.pending) - room.last_seq - 1
+                elif until_end:
+                    want = _READ_BATCH
+                else:
+                    break
+                try:
+                    batch = await self.store.read_events(room.room_id, room.last_seq, want)
+                except (aioredis.RedisError, OSError) as exc:
+                    raise_if_cancelling()
+                    self._redis_error(exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+                    continue
+                for seq, data in batch:
+                    if seq > room.last_seq:
+                        room.pending[seq] = wire.from_log(seq, data)
+                self._flush(room)
+                if not batch and room.pending:  # the gap is not in the log: the room expired
+                    room.last_seq = min(room.pending) - 1
+                    self._flush(room)
+                elif len(batch) < want and not room.pending:
+                    break
+        finally:
+            room.filling = None
+        if room.pending and room.room_id in self._rooms:
+            self._flush(room)
+
+    def _refill_all(self) -> None:
+        """After the pub/sub connection came back: read what every local room missed."""
+        loop = asyncio.get_running_loop()
+        for room in self._rooms.values():
+            if room.filling is None and room.last_seq is not None:
+                room.filling = loop.create_task(self._fill(room, until_end=True))
+
+    # -- the listener ---------------------------------------------------------------------------
 
     async def _listen(self) -> None:
         delay = 0.1
         while True:
-            pubsub = self.store.redis.pubsub()
+            raise_if_cancelling()
+            await self._pubsub.connected.wait()
             try:
-                await pubsub.psubscribe(self.store.wake_pattern)
+                msg = await self._pubsub.get_message(timeout=5.0)
                 delay = 0.1
-                self._wake_all()  # anything published while we were not listening
-                while True:
-                    raise_if_cancelling()
-                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
-                    if msg is None or msg.get("type") != "pmessage":
-                        continue
-                    channel = msg["channel"]
-                    if isinstance(channel, bytes):
-                        channel = channel.decode()
-                    data = msg.get("data")
-                    if isinstance(data, bytes) and data.startswith(b"kick "):
-                        if self.on_kick is not None:
-                            self.on_kick(data[5:].decode())
-                        continue
-                    self.wake(self.store.room_of_channel(channel))
             except (aioredis.RedisError, OSError) as exc:
                 raise_if_cancelling()
                 self._redis_error(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                continue
+            if msg is not None:
+                self._dispatch(msg)
 
-    async def _sweep(self) -> None:
-        while True:
-            await asyncio.sleep(self.sweep_seconds)
-            self._wake_all()
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("type")
+        if isinstance(kind, bytes):
+            kind = kind.decode()
+        channel = msg.get("channel")
+        if isinstance(channel, bytes):
+            channel = channel.decode()
+        room = self._rooms.get(self._room_of(str(channel)))
+        if kind == "ssubscribe":
+            if room is not None and room.subscribed is not None and not room.subscribed.done():
+                room.subscribed.set_result(None)
+            return
+        data = msg.get("data")
+        if kind != "smessage" or not isinstance(data, bytes):
+            return
+        if data.startswith(b"kick "):
+            if self.on_kick is not None:
+                self.on_kick(data[5:].decode())
+            return
+        if room is None or (self.lose is not None and self.lose(room.room_id)):
+            return
+        try:
+            events = wire.decode_batch(data)
+        except Exception:  # a message we cannot read is a lost message: the log has it
+            log.exception("unreadable pub/sub message on %s", channel)
+            return
+        self._receive(room, events)
 
-    def _wake_all(self) -> None:
-        for room in self._rooms.values():
-            room.dirty.set()
+    def _room_of(self, channel: str) -> str:
+        # <prefix>{room:<id>}:events
+        start = channel.find("{room:") + len("{room:")
+        return channel[start : channel.rfind("}")]
 
     def _redis_error(self, exc: BaseException) -> None:
         log.warning("redis error in feed: %s", exc)
         if self.on_redis_error is not None:
             self.on_redis_error(exc)
+
+
+def _ignore_result(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()

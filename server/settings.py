@@ -25,6 +25,12 @@ class Settings:
     redis_url: str | None = field(default=None, metadata=_env("REDIS_URL"))
     #: Prefix of every Redis key and channel (lets several deployments or tests share a server).
     redis_prefix: str = field(default="yz:", metadata=_env("REDIS_PREFIX"))
+    #: Global keys (lobby index, deadlines, leases) are spread over this many hash-tag buckets.
+    redis_buckets: int = field(default=8, metadata=_env("YAHTZEE_REDIS_BUCKETS"))
+    #: Redis connections per process; a call waits for a free one at most the timeout below.
+    redis_max_connections: int = field(default=200, metadata=_env("YAHTZEE_REDIS_CONNECTIONS"))
+    #: Seconds a Redis call may take before the command fails with ``unavailable`` (retryable).
+    redis_timeout_seconds: float = field(default=1.0, metadata=_env("YAHTZEE_REDIS_TIMEOUT"))
     host: str = field(default="127.0.0.1", metadata=_env("HOST"))
     port: int = field(default=8000, metadata=_env("PORT"))
     #: Seconds a finished room (state, log, seats) is kept for replays before it expires.
@@ -58,6 +64,11 @@ class Settings:
     absent_turn_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_ABSENT_TURN_SECONDS"))
     #: On SIGTERM, how long commands in flight may take before sockets are closed anyway.
     shutdown_grace_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_SHUTDOWN_GRACE"))
+    #: Most open connections per process (uvicorn answers 503 beyond it).
+    max_connections: int = field(default=20_000, metadata=_env("YAHTZEE_MAX_CONNECTIONS"))
+    #: Negotiate permessage-deflate ("1"/"0"); off by default: it costs more CPU than it saves
+    #: on the protocol's small frames.
+    per_message_deflate: bool = field(default=False, metadata=_env("YAHTZEE_DEFLATE"))
     log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
 
     @classmethod
@@ -87,6 +98,9 @@ class Settings:
             "timer_poll_seconds",
             "player_lease_seconds",
             "heartbeat_seconds",
+            "redis_buckets",
+            "redis_max_connections",
+            "redis_timeout_seconds",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -102,6 +116,10 @@ def _convert(annotation: object, env_name: str, raw: str) -> Any:
             return int(raw)
         if text == "float":
             return float(raw)
+        if text == "bool":
+            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError
+            return raw.lower() in ("1", "true", "yes", "on")
     except ValueError:
         raise ValueError(f"environment variable {env_name}={raw!r} is not a {text}") from None
     return raw

@@ -1,141 +1,68 @@
 """The ONE place that translates between the rules engine and the wire protocol.
 
-- :func:`log_entries` turns engine events (with the state right after them) into room-log
-  entries: dicts holding exactly the fields of the protocol event (without ``room`` and ``seq``,
-  which the log position gives). Engine events without a wire counterpart (``roll_off_started``)
-  are not logged, so the seqs clients see have no holes.
-- :func:`event_message` turns a log entry back into the protocol ``Event`` struct.
-- :func:`snapshot` / :func:`room_state` / :func:`summary` describe a room record for the wire.
+- commands: :func:`engine_command` turns a protocol play command into an engine command (the
+  dice are left for the service to draw, see :func:`server.service.GameService`);
+- events: :func:`wire_events` turns engine events and room events into protocol events (the
+  ``rolled`` event gains the preview of the state right after it);
+- errors: :func:`error_code` gives the protocol code of every refusal the layers below raise
+  (a test checks that each engine code has one);
+- views: :func:`snapshot`, :func:`room_state`, :func:`room_summary` describe a room record.
 
-The engine and the protocol may evolve separately; only this module knows both.
+The engine and the protocol evolve separately; only this module knows both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 import protocol.messages as pm
-from protocol.types import Box, Phase, RoomStatus
-from server import game
+from protocol.errors import ERROR_CODES, ErrorCode
+from protocol.types import Box, FirstPlayer, Phase, RoomStatus
+from server import game, room
 
 __all__ = [
-    "event_message",
-    "log_entries",
+    "ENGINE_CODE_ALIASES",
+    "engine_command",
+    "engine_options",
+    "error_code",
     "room_state",
+    "room_summary",
     "snapshot",
-    "summary",
+    "wire_events",
     "wire_options",
 ]
 
-LogEntry = dict[str, Any]
+#: Engine codes that the protocol names differently.
+ENGINE_CODE_ALIASES: Mapping[str, str] = {
+    "name_taken": ErrorCode.INVALID_NAME,
+    "invalid_command": ErrorCode.INVALID_FIELD,
+}
 
-_SKIPPED = frozenset({"roll_off_started"})
-
-
-def room_status(phase: str) -> str:
-    if phase == game.Phase.LOBBY:
-        return "lobby"
-    if phase == game.Phase.FINISHED:
-        return "finished"
-    return "playing"
+PlayCommand = pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score
 
 
-def _totals(t: game.Totals) -> dict[str, int]:
-    return {
-        "upper": t.upper,
-        "upper_bonus": t.upper_bonus,
-        "lower": t.lower,
-        "yahtzee_bonus": t.yahtzee_bonus,
-        "grand": t.grand,
-    }
+# -- commands -------------------------------------------------------------------------------------
 
 
-def _preview(state: game.GameState) -> list[dict[str, Any]]:
-    return [
-        {"box": p.box.value, "allowed": p.allowed, "points": p.points} for p in game.preview(state)
-    ]
-
-
-def log_entries(event: game.Event, state: game.GameState) -> list[LogEntry]:
-    """Log entries for one engine event; ``state`` is the state right after it."""
-    if event.type in _SKIPPED:
-        return []
-    if isinstance(event, game.PlayerJoined):
-        return [{"type": "player_joined", "player": event.player, "name": event.name,
-                 "seat": event.seat}]  # fmt: skip
-    if isinstance(event, game.PlayerLeft):
-        return [{"type": "player_left", "player": event.player, "seat": event.seat,
-                 "forfeited": event.forfeited}]  # fmt: skip
-    if isinstance(event, game.HostChanged):
-        return [{"type": "host_changed", "player": event.player}]
-    if isinstance(event, game.RollOffRolled):
-        rolls = [{"player": r.player, "dice": list(r.faces), "total": r.total} for r in event.rolls]
-        following = list(event.contenders_next) if len(event.contenders_next) > 1 else []
-        return [{"type": "roll_off", "round": event.round, "rolls": rolls,
-                 "contenders_next": following}]  # fmt: skip
-    if isinstance(event, game.GameStarted):
-        return [{"type": "game_started", "order": list(event.order),
-                 "first_player": event.first_player_mode.value}]  # fmt: skip
-    if isinstance(event, game.TurnChanged):
-        # deadline_ms is filled in by the service, which owns the clock
-        return [{"type": "turn_changed", "player": event.player, "round": event.round,
-                 "deadline_ms": None}]  # fmt: skip
-    if isinstance(event, game.Rolled):
-        return [{
-            "type": "rolled",
-            "player": event.player,
-            "dice": list(event.dice),
-            "roll_number": event.roll_number,
-            "rolls_left": event.rolls_left,
-            "held": list(event.held),
-            "preview": _preview(state),
-            "yahtzee_bonus_pending": game.yahtzee_bonus_pending(state),
-            "joker": game.joker_active(state),
-        }]  # fmt: skip
-    if isinstance(event, game.HoldChanged):
-        return [{"type": "held", "player": event.player, "held": list(event.held)}]
-    if isinstance(event, game.Scored):
-        totals = game.totals(state, event.player)
-        return [{
-            "type": "scored",
-            "player": event.player,
-            "box": event.box.value,
-            "points": event.points,
-            "upper_bonus": totals.upper_bonus,
-            "yahtzee_bonus": totals.yahtzee_bonus,
-            "joker": event.joker,
-            "automatic": event.automatic,
-            "total": event.total,
-        }]  # fmt: skip
-    if isinstance(event, game.GameOver):
-        names = {p.player_id: p.name for p in state.players}
-        results = [
-            {"player": s.player, "name": names.get(s.player, s.player), "total": s.total,
-             "place": s.place, "forfeited": s.forfeited}
-            for s in event.results
-        ]  # fmt: skip
-        return [{"type": "game_over", "results": results}]
-    raise ValueError(f"no wire form for engine event {event.type!r}")  # pragma: no cover
-
-
-def event_message(room_id: str, seq: int, entry: Mapping[str, Any]) -> pm.Event:
-    """The protocol event for log entry ``entry`` at position ``seq``."""
-    kind = entry["type"]
-    cls = pm.SERVER_MESSAGE_TYPES[kind]
-    fields = {k: v for k, v in entry.items() if k != "type"}
-    msg = msgspec.convert({**fields, "room": room_id, "seq": seq}, cls)
-    assert isinstance(msg, pm.Event)
-    return msg
-
-
-def wire_options(options: Mapping[str, Any]) -> pm.RoomOptions:
-    return msgspec.convert(dict(options), pm.RoomOptions)
+def engine_command(command: PlayCommand, player: str) -> game.Command:
+    """The engine command for a play command of ``player``. A ``Roll`` has no faces yet and a
+    ``Start`` no random choice: the service, which owns randomness, fills them in."""
+    if isinstance(command, pm.Start):
+        return game.Start(player)
+    if isinstance(command, pm.Roll):
+        return game.Roll(player, (), frozenset(command.keep))
+    if isinstance(command, pm.Hold):
+        return game.Hold(player, frozenset(command.dice))
+    if isinstance(command, pm.Release):
+        return game.Release(player, frozenset(command.dice))
+    return game.Score(player, game.Box(command.box.value))
 
 
 def engine_options(options: pm.RoomOptions) -> game.RuleOptions:
+    """The engine's rule options for the wire's room options."""
     return game.RuleOptions(
         rules=game.RuleSet(options.rules.value),
         extra_yahtzees=game.Toggle(options.extra_yahtzees.value),
@@ -144,78 +71,214 @@ def engine_options(options: pm.RoomOptions) -> game.RuleOptions:
     )
 
 
-def summary(room_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
-    """The room as listed by ``list_rooms`` / ``GET /rooms`` (a :class:`pm.RoomSummary` dict)."""
-    g = record["game"]
-    players = [p["name"] for p in g["players"]]
-    in_lobby = g["phase"] == game.Phase.LOBBY
-    return {
-        "room": room_id,
-        "status": room_status(g["phase"]),
-        "public": record["room"]["public"],
-        "players": players,
-        "seats": g["max_seats"],
-        "open_seats": max(0, g["max_seats"] - len(players)) if in_lobby else 0,
-        "spectators": record.get("spectators", 0),
-        "options": dict(g["options"]),
-        "turn_seconds": record["room"]["turn_seconds"],
-    }
+def wire_options(state: game.GameState) -> pm.RoomOptions:
+    """The room options of a game, as the wire shows them."""
+    return msgspec.convert(game.to_dict(state)["options"], pm.RoomOptions)
 
 
-def room_summary(summary_dict: Mapping[str, Any]) -> pm.RoomSummary:
-    return msgspec.convert(dict(summary_dict), pm.RoomSummary)
+# -- errors ---------------------------------------------------------------------------------------
 
 
-def room_state(room_id: str, record: Mapping[str, Any]) -> pm.RoomState:
-    state = game.from_dict(record["game"])
-    connected: Mapping[str, bool] = record.get("connected", {})
-    players = []
-    for seat, p in enumerate(state.players):
+def error_code(code: str) -> str:
+    """The protocol error code for a refusal's ``code`` (engine, room or service)."""
+    code = ENGINE_CODE_ALIASES.get(code, code)
+    if code not in ERROR_CODES:
+        raise KeyError(f"no protocol error code for {code!r}")
+    return code
+
+
+# -- events ---------------------------------------------------------------------------------------
+
+_NO_WIRE_FORM = frozenset({"roll_off_started"})
+
+
+def _preview(state: game.GameState) -> tuple[pm.PreviewEntry, ...]:
+    return tuple(
+        pm.PreviewEntry(box=Box(p.box.value), allowed=p.allowed, points=p.points)
+        for p in game.preview(state)
+    )
+
+
+def _room_event(event: room.RoomEvent, room_id: str) -> pm.Event:
+    if isinstance(event, room.PlayerBack):
+        return pm.PlayerReconnected(room=room_id, seq=1, player=event.player)
+    if isinstance(event, room.PlayerAway):
+        return pm.PlayerDisconnected(room=room_id, seq=1, player=event.player)
+    return pm.Spectators(room=room_id, seq=1, count=event.count)
+
+
+def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Event | None:
+    """The wire event for one engine event (``state``: the state right after it)."""
+    ctx: dict[str, Any] = {"room": room_id, "seq": 1}
+    if isinstance(event, game.PlayerJoined):
+        return pm.PlayerJoined(**ctx, player=event.player, name=event.name, seat=event.seat)
+    if isinstance(event, game.PlayerLeft):
+        return pm.PlayerLeft(**ctx, player=event.player, seat=event.seat, forfeited=event.forfeited)
+    if isinstance(event, game.HostChanged):
+        return pm.HostChanged(**ctx, player=event.player)
+    if isinstance(event, game.RollOffRolled):
+        rolls = tuple(
+            pm.RollOffRoll(player=r.player, dice=tuple(r.faces), total=r.total) for r in event.rolls
+        )
+        following = tuple(event.contenders_next) if len(event.contenders_next) > 1 else ()
+        return pm.RollOff(**ctx, round=event.round, rolls=rolls, contenders_next=following)
+    if isinstance(event, game.GameStarted):
+        return pm.GameStarted(
+            **ctx, order=tuple(event.order), first_player=FirstPlayer(event.first_player_mode.value)
+        )
+    if isinstance(event, game.TurnChanged):
+        # the deadline and the server's clock are filled in by the service, which owns time
+        return pm.TurnChanged(**ctx, player=event.player, round=event.round, deadline_ms=None)
+    if isinstance(event, game.Rolled):
+        return pm.Rolled(
+            **ctx,
+            player=event.player,
+            dice=tuple(event.dice),
+            roll_number=event.roll_number,
+            rolls_left=event.rolls_left,
+            held=tuple(event.held),
+            preview=_preview(state),
+            yahtzee_bonus_pending=game.yahtzee_bonus_pending(state),
+            joker=game.joker_active(state),
+        )
+    if isinstance(event, game.HoldChanged):
+        return pm.Held(**ctx, player=event.player, held=tuple(event.held))
+    if isinstance(event, game.Scored):
+        totals = game.totals(state, event.player)
+        return pm.Scored(
+            **ctx,
+            player=event.player,
+            box=Box(event.box.value),
+            points=event.points,
+            upper_bonus=totals.upper_bonus,
+            yahtzee_bonus=totals.yahtzee_bonus,
+            joker=event.joker,
+            automatic=event.automatic,
+            total=event.total,
+        )
+    if isinstance(event, game.GameOver):
+        names = {p.player_id: p.name for p in state.players}
+        results = tuple(
+            pm.Standing(
+                player=s.player,
+                name=names.get(s.player, s.player),
+                total=s.total,
+                place=s.place,
+                forfeited=s.forfeited,
+            )
+            for s in event.results
+        )
+        return pm.GameOver(**ctx, results=results)
+    if event.type in _NO_WIRE_FORM:
+        return None
+    raise ValueError(f"no wire form for engine event {event.type!r}")  # pragma: no cover
+
+
+def wire_events(
+    room_id: str,
+    events: Iterable[game.Event | room.RoomEvent],
+    state: game.GameState,
+) -> list[pm.Event]:
+    """Protocol events (``seq`` still unset: :func:`sequenced` numbers them) for engine and room
+    events; ``state`` is the game right after them."""
+    out: list[pm.Event] = []
+    for event in events:
+        if isinstance(event, room.PlayerBack | room.PlayerAway | room.SpectatorCount):
+            out.append(_room_event(event, room_id))
+        else:
+            wire = _game_event(event, state, room_id)
+            if wire is not None:
+                out.append(wire)
+    return out
+
+
+def sequenced(
+    events: Sequence[pm.Event], first_seq: int, *, deadline_ms: int | None, now: int
+) -> list[pm.Event]:
+    """``events`` numbered from ``first_seq``; ``turn_changed`` gets the turn's deadline."""
+    out: list[pm.Event] = []
+    for offset, event in enumerate(events):
+        changes: dict[str, Any] = {"seq": first_seq + offset}
+        if isinstance(event, pm.TurnChanged):
+            changes.update(deadline_ms=deadline_ms, server_time_ms=now)
+        out.append(msgspec.structs.replace(event, **changes))
+    return out
+
+
+# -- views ----------------------------------------------------------------------------------------
+
+
+def _totals(t: game.Totals) -> pm.Totals:
+    return pm.Totals(
+        upper=t.upper,
+        upper_bonus=t.upper_bonus,
+        lower=t.lower,
+        yahtzee_bonus=t.yahtzee_bonus,
+        grand=t.grand,
+    )
+
+
+def _player_views(record: room.RoomRecord) -> tuple[pm.PlayerView, ...]:
+    views = []
+    for seat, p in enumerate(record.game.players):
         card = p.card
-        players.append(
+        views.append(
             pm.PlayerView(
                 player=p.player_id,
                 name=p.name,
                 seat=seat,
-                connected=bool(connected.get(p.player_id, False)),
+                connected=bool(record.connected.get(p.player_id, False)),
                 forfeited=p.forfeited,
                 scorecard={Box(b.value): card.get(b) for b in card.boxes},
-                totals=msgspec.convert(_totals(card.totals()), pm.Totals),
+                totals=_totals(card.totals()),
             )
         )
-    current = game.current_player(state)
-    round_number = 0
+    return tuple(views)
+
+
+def _round_number(state: game.GameState, current: str | None) -> int:
     if current is not None:
-        record_p = state.player(current)
-        round_number = record_p.card.filled_count + 1 if record_p is not None else 0
-    elif state.phase == game.Phase.FINISHED:
-        round_number = len(game.boxes_for(state.options.rules))
-    phase = state.phase.value if state.phase != game.Phase.ROLL_OFF else "lobby"
+        player = state.player(current)
+        return player.card.filled_count + 1 if player is not None else 0
+    if state.phase == game.Phase.FINISHED:
+        return len(game.boxes_for(state.options.rules))
+    return 0
+
+
+def room_state(room_id: str, record: room.RoomRecord) -> pm.RoomState:
+    """The whole room as the wire shows it (no secrets: no tokens, invite or dice seed)."""
+    state = record.game
+    current = game.current_player(state)
     rolled = state.phase == game.Phase.ROLLED
-    preview: Sequence[dict[str, Any]] = _preview(state) if rolled else []
     return pm.RoomState(
         id=room_id,
-        status=RoomStatus(room_status(state.phase)),
-        public=record["room"]["public"],
+        status=RoomStatus(room.status(state)),
+        public=record.meta.public,
         max_seats=state.max_seats,
-        turn_seconds=record["room"]["turn_seconds"],
-        options=wire_options(record["game"]["options"]),
+        turn_seconds=record.meta.turn_seconds,
+        options=wire_options(state),
         host=state.host,
-        players=tuple(players),
-        phase=Phase(phase),
+        players=_player_views(record),
+        phase=Phase(state.phase.value if state.phase != game.Phase.ROLL_OFF else "lobby"),
         order=tuple(state.order),
         current_player=current,
-        round=round_number,
+        round=_round_number(state, current),
         dice=tuple(state.dice),
         held=tuple(sorted(state.held)),
         roll_number=state.rolls_used if current is not None else 0,
         rolls_left=game.rolls_left(state),
-        preview=tuple(msgspec.convert(p, pm.PreviewEntry) for p in preview),
-        turn_deadline_ms=record.get("deadline_ms"),
-        spectators=record.get("spectators", 0),
+        preview=_preview(state) if rolled else (),
+        turn_deadline_ms=record.deadline_ms,
+        spectators=record.spectators,
         joker=game.joker_active(state) if rolled else False,
     )
 
 
-def snapshot(room_id: str, seq: int, record: Mapping[str, Any]) -> pm.Snapshot:
+def snapshot(room_id: str, seq: int, record: room.RoomRecord) -> pm.Snapshot:
+    """The ``snapshot`` message of a room at ``seq``."""
     return pm.Snapshot(room=room_id, seq=seq, state=room_state(room_id, record))
+
+
+def room_summary(summary: Mapping[str, Any]) -> pm.RoomSummary:
+    """A lobby entry (see :func:`server.room.summary`) as the wire type."""
+    return msgspec.convert(dict(summary), pm.RoomSummary)

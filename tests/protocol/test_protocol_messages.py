@@ -110,7 +110,7 @@ def test_error_code_table_covers_the_contract() -> None:
     assert required <= set(ERROR_CODES)
     assert set(ERROR_CODES) == {code.value for code in ErrorCode}
     retryable = {code for code, info in ERROR_CODES.items() if info.retryable}
-    assert retryable == {"rate_limited", "conflict", "internal_error"}
+    assert retryable == {"rate_limited", "conflict", "internal_error", "unavailable"}
     assert ERROR_CODES["stale_state"].category == "service"
     for info in ERROR_CODES.values():
         assert info.meaning.endswith(".")

@@ -1,0 +1,77 @@
+"""The process's background loops: deadlines and expired leases, lease renewal, spectator
+counts. Each loop survives Redis errors (it logs, counts and tries again next period)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import redis.exceptions
+
+from protocol.transport import CloseCode
+from server.feed import raise_if_cancelling
+from server.runtime import Runtime
+
+__all__ = ["start_loops"]
+
+log = logging.getLogger("yahtzee.background")
+
+SPECTATOR_COUNT_SECONDS = 1.0
+
+
+async def _every(
+    rt: Runtime, name: str, seconds: float, job: Callable[[], Awaitable[None]]
+) -> None:
+    while True:
+        try:
+            await job()
+        except (redis.exceptions.RedisError, OSError) as exc:
+            raise_if_cancelling()
+            rt.metrics.redis_errors.labels(name).inc()
+            log.warning("%s: %s", name, exc)
+        except Exception:
+            raise_if_cancelling()
+            log.exception("%s failed", name)
+        await asyncio.sleep(seconds)
+
+
+async def _timers(rt: Runtime) -> None:
+    await rt.upkeep.fire_due_timers()
+    await rt.upkeep.sweep_player_leases()
+
+
+async def _renew(rt: Runtime) -> None:
+    """Renew this process's player and spectator leases. A player whose seat another
+    connection holds by now (a lost kick) is closed (1000)."""
+    spectators: dict[str, list[str]] = {}
+    for connection in list(rt.connections.values()):
+        room_id, player = connection.room, connection.player
+        if room_id is None:
+            continue
+        if player is None:
+            spectators.setdefault(room_id, []).append(connection.conn_id)
+            continue
+        cached = rt.service.cached(room_id)
+        owner = cached.record.owners.get(player) if cached is not None else None
+        if owner is not None and owner != connection.conn_id:
+            connection.close(CloseCode.NORMAL)
+            continue
+        await rt.upkeep.renew_lease(room_id, player, connection.conn_id, rt.player_lease_ms)
+    for room_id, conn_ids in spectators.items():
+        await rt.upkeep.renew_spectators(room_id, conn_ids, rt.spectator_lease_ms)
+
+
+def start_loops(rt: Runtime) -> list[asyncio.Task[None]]:
+    """Start the loops; the caller cancels the tasks at shutdown."""
+    renew_every = rt.player_lease_ms / 3000
+    return [
+        asyncio.create_task(
+            _every(rt, "timer", rt.settings.timer_poll_seconds, lambda: _timers(rt)), name="timers"
+        ),
+        asyncio.create_task(_every(rt, "leases", renew_every, lambda: _renew(rt)), name="leases"),
+        asyncio.create_task(
+            _every(rt, "spectators", SPECTATOR_COUNT_SECONDS, rt.upkeep.flush_spectator_counts),
+            name="spectator-counts",
+        ),
+    ]

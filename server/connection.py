@@ -1,0 +1,137 @@
+"""One connection's protocol logic, sans I/O: frame in -> a command to run, or what to answer.
+
+It enforces the per-connection limits before any work is done for a frame: every frame counts
+against the message rate, valid or not, and its bytes against a byte budget, so malformed or
+oversized frames cannot be used to walk around the limits; a client that keeps flooding is
+closed (1008). It decodes with the protocol codec and keeps the answers of recent commands, so
+a command retried on the same connection gets the same answer without running again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import protocol.messages as pm
+from protocol.codec import decode_client
+from protocol.errors import DecodeError, ErrorCode
+from protocol.transport import CloseCode, Encoding
+
+__all__ = ["Answer", "Close", "Connection", "Limits", "Refuse", "TokenBucket"]
+
+_ANSWER_CACHE = 256
+#: Consecutive refused frames after which the connection is closed (1008).
+_FLOOD_LIMIT = 200
+
+
+class TokenBucket:
+    """``rate`` tokens per second, at most ``burst`` saved up."""
+
+    def __init__(
+        self, rate: float, burst: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.clock = clock
+        self.stamp = clock()
+
+    def take(self, amount: float = 1.0) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= amount:
+            self.tokens -= amount
+            return True
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_frame_bytes: int
+    rate_per_second: float
+    burst: int
+    #: bytes of frames per second a connection may send, and how many it may save up
+    bytes_per_second: int = 65_536
+    bytes_burst: int = 262_144
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """Answer with an ``error`` (the command did not run)."""
+
+    code: str
+    message: str
+    command_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Send this frame again: the command already ran on this connection."""
+
+    frame: bytes | str
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Close the connection with ``code``."""
+
+    code: int
+
+
+Incoming = pm.ClientMessage | Refuse | Answer | Close
+
+
+class Connection:
+    """The sans-I/O state of one WebSocket connection; see the module docstring."""
+
+    def __init__(
+        self, encoding: Encoding, limits: Limits, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.encoding = encoding
+        self.limits = limits
+        self._messages = TokenBucket(limits.rate_per_second, limits.burst, clock)
+        self._bytes = TokenBucket(limits.bytes_per_second, limits.bytes_burst, clock)
+        self._answers: OrderedDict[str, bytes | str] = OrderedDict()
+        self._refused_in_a_row = 0
+
+    def receive(self, frame: bytes | str) -> Incoming:
+        """What to do with one received frame."""
+        size = len(frame.encode()) if isinstance(frame, str) else len(frame)
+        if size > 64 * self.limits.max_frame_bytes:
+            return Close(CloseCode.MESSAGE_TOO_BIG)
+        if not self._bytes.take(size):  # decoding costs by the byte: refused before it
+            return self._refuse(Refuse(ErrorCode.RATE_LIMITED, "too many bytes", None))
+        allowed = self._messages.take()  # every frame counts, valid or not
+        try:
+            limit = self.limits.max_frame_bytes
+            command = decode_client(frame, self.encoding, max_frame_bytes=limit)
+        except DecodeError as exc:
+            if not allowed:
+                return self._refuse(_rate_limited(exc.command_id))
+            return self._refuse(Refuse(exc.code, exc.message, exc.command_id))
+        if not allowed:
+            return self._refuse(_rate_limited(command.id))
+        self._refused_in_a_row = 0
+        previous = self._answers.get(command.id)
+        if previous is not None and not isinstance(command, pm.Ping):
+            return Answer(previous)
+        return command
+
+    def _refuse(self, refusal: Refuse) -> Refuse | Close:
+        self._refused_in_a_row += 1
+        if self._refused_in_a_row > _FLOOD_LIMIT:
+            return Close(CloseCode.POLICY_VIOLATION)
+        return refusal
+
+    def remember(self, command_id: str, frame: bytes | str) -> None:
+        """Keep a command's answer for a retry on this connection."""
+        self._answers[command_id] = frame
+        while len(self._answers) > _ANSWER_CACHE:
+            self._answers.popitem(last=False)
+
+
+def _rate_limited(command_id: str | None) -> Refuse:
+    return Refuse(ErrorCode.RATE_LIMITED, "too many messages: slow down, then resend", command_id)

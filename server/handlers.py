@@ -1,0 +1,273 @@
+"""One function per command type; each returns its reply as a value (:class:`Handled`).
+
+A handler runs the command through the service and, for the commands that enter a room,
+subscribes the connection to the room's feed before the reply is returned: the events a
+command caused (or the snapshot that covers them) reach the connection before its ack, and the
+ack's ``seq`` covers them. Refusals are raised as typed errors; :func:`handle` turns every one
+of them into an ``error`` reply with its protocol code.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import redis.exceptions
+
+import protocol.messages as pm
+from protocol.errors import make_error
+from server import game, room, translate
+from server.feed import Sink, Subscription
+from server.runtime import Runtime
+from server.service import Cached, ServiceError, UnavailableError
+
+__all__ = ["Context", "Handled", "Member", "handle"]
+
+log = logging.getLogger("yahtzee.handlers")
+
+
+@dataclass
+class Member:
+    """The room a connection is in, as what, and its feed subscription."""
+
+    room: str
+    role: Literal["player", "spectator"]
+    player: str | None
+    subscription: Subscription
+
+
+@dataclass
+class Context:
+    """What a handler knows of the connection it serves."""
+
+    rt: Runtime
+    conn_id: str
+    sink: Sink
+    send: Callable[[pm.Message], object]
+    member: Member | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Handled:
+    """A command's reply, and the connection's membership after it (``enter``: it joined or
+    spectated a room; ``leave``: it left its room)."""
+
+    reply: pm.Message
+    enter: Member | None = None
+    leave: bool = False
+    close: int | None = None
+
+
+Handler = Callable[[Context, pm.ClientMessage], Awaitable[Handled]]
+
+
+async def handle(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """Run one command; every refusal becomes a typed ``error`` (the command changed nothing)."""
+    try:
+        return await _HANDLERS[type(command)](ctx, command)
+    except room.SeatTakenError as exc:  # another connection took the seat back
+        return Handled(_error(ctx, exc.code, command.id, str(exc)), leave=True, close=1000)
+    except (game.GameError, room.RoomError, ServiceError) as exc:
+        message = exc.message if isinstance(exc, room.RoomError | ServiceError) else str(exc)
+        return Handled(_error(ctx, translate.error_code(exc.code), command.id, message))
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        return Handled(_error(ctx, "unavailable", command.id, UnavailableError(str(exc)).message))
+
+
+def _error(ctx: Context, code: str, command_id: str | None, message: str) -> pm.Error:
+    return make_error(code, command_id, seq=room_seq(ctx), message=message)
+
+
+def room_seq(ctx: Context) -> int | None:
+    """The seq of the connection's room as this process last saw it (no round trip)."""
+    if ctx.member is None:
+        return None
+    cached = ctx.rt.service.cached(ctx.member.room)
+    return cached.seq if cached is not None else ctx.member.subscription.cursor
+
+
+def _ack(ctx: Context, command: pm.ClientMessage, result: pm.AckResult | None = None,
+         seq: int | None = None) -> Handled:  # fmt: skip
+    return Handled(pm.make_ack(command.id, result, seq=seq if seq is not None else room_seq(ctx)))
+
+
+def _require_free(ctx: Context) -> None:
+    if ctx.member is not None:
+        raise ServiceError("already_in_room", "leave this room first")
+
+
+def _require_player(ctx: Context) -> tuple[str, str]:
+    member = ctx.member
+    if member is None:
+        raise ServiceError("not_in_room", "join or spectate a room first")
+    if member.role != "player" or member.player is None:
+        raise ServiceError("spectator_cannot_act", "spectators can only watch")
+    return member.room, member.player
+
+
+def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
+    if not room.invite_matches(record, invite):
+        raise ServiceError("invite_required", "this room is private: a valid invite is needed")
+
+
+# -- lobby ----------------------------------------------------------------------------------------
+
+
+async def _hello(ctx: Context, command: pm.ClientMessage) -> Handled:
+    return _ack(ctx, command)
+
+
+async def _ping(ctx: Context, command: pm.ClientMessage) -> Handled:
+    return Handled(pm.Pong(id=command.id))
+
+
+async def public_rooms(rt: Runtime, limit: int) -> list[pm.RoomSummary]:
+    """Public rooms of the lobby index, most recently active first."""
+    raw = await rt.store.index_list(rt.service.clock(), limit * 2)
+    rooms = [translate.room_summary(json.loads(s)) for s in raw]
+    return [r for r in rooms if r.public][:limit]
+
+
+async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:
+    rooms = await public_rooms(ctx.rt, 100)
+    return _ack(ctx, command, pm.ListRoomsResult(rooms=tuple(rooms)))
+
+
+async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.GetRoom)
+    current = await ctx.rt.service.view(command.room)
+    _check_invite(current.record, command.invite_code)
+    summary = translate.room_summary(room.summary(command.room, current.record))
+    return _ack(ctx, command, pm.GetRoomResult(room=summary))
+
+
+async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.CreateRoom)
+    service = ctx.rt.service
+    room_id, invite = await service.create_room(
+        options=translate.engine_options(command.options),
+        seats=command.seats,
+        public=command.public,
+        turn_seconds=command.turn_seconds,
+    )
+    return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
+
+
+# -- entering and leaving a room ----------------------------------------------------------------
+
+
+async def _attach(
+    ctx: Context, room_id: str, role: Literal["player", "spectator"], player: str | None,
+    at: Cached, last_seq: int | None,
+) -> Member:  # fmt: skip
+    """Subscribe the connection: the events after ``last_seq`` when the client can resume from
+    there, else a snapshot of ``at`` and the events after it."""
+    if last_seq is None or last_seq > at.seq:
+        ctx.send(translate.snapshot(room_id, at.seq, at.record))
+        after = at.seq
+    else:
+        after = last_seq
+    subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
+    if player is not None:
+        await ctx.rt.upkeep.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
+    return Member(room_id, role, player, subscription)
+
+
+async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.Join)
+    _require_free(ctx)
+    out = await ctx.rt.seats.join(
+        command.room,
+        command.name,
+        command.invite_code,
+        conn_id=ctx.conn_id,
+        join_key=command.join_key,
+    )
+    at = await _committed(ctx, command.room, out.seq, out.record)
+    player = out.result["player"]
+    member = await _attach(ctx, command.room, "player", player, at, None)
+    previous = out.result.get("previous")
+    if previous is not None and previous != ctx.conn_id:
+        await ctx.rt.kick(command.room, previous)
+    result = pm.JoinResult(
+        player=player, seat=out.result["seat"], token=out.result.get("token", "")
+    )
+    return Handled(pm.make_ack(command.id, result, seq=out.seq), enter=member)
+
+
+async def _committed(
+    ctx: Context, room_id: str, seq: int, record: room.RoomRecord | None
+) -> Cached:
+    """The room at ``seq`` as just committed, or read again (for a retried command)."""
+    if record is not None:
+        return Cached(0, seq, record)
+    return await ctx.rt.service.view(room_id)
+
+
+async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.Rejoin)
+    _require_free(ctx)
+    player = await ctx.rt.seats.authenticate(command.room, command.token)
+    out, previous = await ctx.rt.seats.claim_seat(command.room, player, ctx.conn_id)
+    at = await _committed(ctx, command.room, out.seq, out.record)
+    member = await _attach(ctx, command.room, "player", player, at, command.last_seq)
+    if previous is not None:
+        await ctx.rt.kick(command.room, previous)
+    seat = at.record.game.seat_of(player)
+    result = pm.RejoinResult(player=player, seat=seat if seat is not None else 0)
+    return Handled(pm.make_ack(command.id, result, seq=at.seq), enter=member)
+
+
+async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.Spectate)
+    _require_free(ctx)
+    at = await ctx.rt.service.view(command.room)
+    _check_invite(at.record, command.invite_code)
+    member = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
+    await ctx.rt.upkeep.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
+    return Handled(pm.make_ack(command.id, seq=member.subscription.cursor), enter=member)
+
+
+async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
+    member = ctx.member
+    if member is None:
+        raise ServiceError("not_in_room", "join or spectate a room first")
+    seq = room_seq(ctx)
+    if member.role == "player" and member.player is not None:
+        key = f"{member.player}:{command.id}"
+        out = await ctx.rt.seats.leave(member.room, member.player, ctx.conn_id, key)
+        seq = out.seq
+    return Handled(pm.make_ack(command.id, seq=seq), leave=True)
+
+
+# -- play -----------------------------------------------------------------------------------------
+
+
+async def _play(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score)
+    room_id, player = _require_player(ctx)
+    out = await ctx.rt.service.play(
+        room_id, player, command, conn_id=ctx.conn_id, cache_key=f"{player}:{command.id}"
+    )
+    return Handled(pm.make_ack(command.id, seq=out.seq))
+
+
+_HANDLERS: dict[type[pm.ClientMessage], Handler] = {
+    pm.Hello: _hello,
+    pm.Ping: _ping,
+    pm.ListRooms: _list_rooms,
+    pm.GetRoom: _get_room,
+    pm.CreateRoom: _create_room,
+    pm.Join: _join,
+    pm.Rejoin: _rejoin,
+    pm.Spectate: _spectate,
+    pm.Leave: _leave,
+    pm.Start: _play,
+    pm.Roll: _play,
+    pm.Hold: _play,
+    pm.Release: _play,
+    pm.Score: _play,
+}

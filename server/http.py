@@ -1,0 +1,139 @@
+"""The HTTP endpoints: health, readiness, metrics, the lobby, a room, a room's event log.
+
+A private room is shown only with its invite code in the ``X-Invite-Code`` header: secrets
+never travel in URLs (they would land in access logs and proxies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+
+import msgspec
+import redis.exceptions
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from server import room, translate
+from server.handlers import public_rooms
+from server.runtime import Runtime
+from server.service import Cached, ServiceError
+
+__all__ = ["get_room", "healthz", "list_rooms", "metrics", "readyz", "room_events"]
+
+INVITE_HEADER = "x-invite-code"
+EVENTS_PAGE = 500
+EVENTS_PAGE_MAX = 1000
+READY_TIMEOUT_SECONDS = 1.0
+
+_ANY = msgspec.msgpack.Decoder()
+
+
+def runtime_of(request: Request) -> Runtime:
+    rt: Runtime = request.app.state.runtime
+    return rt
+
+
+def _json(value: object, status_code: int = 200) -> Response:
+    return Response(
+        msgspec.json.encode(value), status_code=status_code, media_type="application/json"
+    )
+
+
+def _error(code: str, message: str, status_code: int) -> Response:
+    return _json({"code": code, "message": message}, status_code)
+
+
+async def healthz(request: Request) -> Response:
+    """Liveness: the process answers HTTP."""
+    return PlainTextResponse("ok")
+
+
+async def readyz(request: Request) -> Response:
+    """Readiness: Redis answers PING within a second (and the process is not shutting down)."""
+    rt = runtime_of(request)
+    if rt.draining:
+        return JSONResponse({"ready": False, "reason": "shutting down"}, status_code=503)
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+            await rt.redis.ping()
+    except (redis.exceptions.RedisError, OSError, TimeoutError) as exc:
+        rt.metrics.redis_errors.labels("readyz").inc()
+        return JSONResponse({"ready": False, "redis": str(exc) or "timeout"}, status_code=503)
+    return JSONResponse({"ready": True})
+
+
+async def metrics(request: Request) -> Response:
+    """Prometheus text format; connection and room gauges are counted at scrape time."""
+    rt = runtime_of(request)
+    roles = collections.Counter(c.role for c in rt.connections.values())
+    for role in ("player", "spectator"):
+        rt.metrics.connections.labels(role).set(roles[role])
+    rt.metrics.connections.labels("all").set(len(rt.connections))
+    try:
+        counts = collections.Counter({"lobby": 0, "playing": 0, "finished": 0})
+        raw = await rt.store.index_list(rt.service.clock(), 100_000)
+        counts.update(json.loads(s).get("status", "lobby") for s in raw)
+        for status, n in counts.items():
+            rt.metrics.rooms.labels(status).set(n)
+    except (redis.exceptions.RedisError, OSError):
+        rt.metrics.redis_errors.labels("metrics").inc()
+    return Response(rt.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def list_rooms(request: Request) -> Response:
+    """The public rooms."""
+    rooms = await public_rooms(runtime_of(request), 1000)
+    return _json({"rooms": rooms})
+
+
+async def _visible(request: Request) -> Cached | Response:
+    """The room of the path, or the 404 / 403 answer (private rooms need the invite header)."""
+    room_id = request.path_params["room_id"]
+    try:
+        current = await runtime_of(request).service.view(room_id)
+    except ServiceError as exc:
+        return _error(exc.code, exc.message, 404)
+    if not room.invite_matches(current.record, request.headers.get(INVITE_HEADER)):
+        message = "this room is private: send its invite code in the X-Invite-Code header"
+        return _error("invite_required", message, 403)
+    return current
+
+
+async def get_room(request: Request) -> Response:
+    """Snapshot of one room."""
+    current = await _visible(request)
+    if isinstance(current, Response):
+        return current
+    return _json(translate.snapshot(request.path_params["room_id"], current.seq, current.record))
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    try:
+        value = default if raw is None else int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be {low}..{high}")
+    return value
+
+
+async def room_events(request: Request) -> Response:
+    """One page of the room's event log: events after ``after`` (default 0), at most
+    ``limit`` (default 500, at most 1000); ``next_after`` is null on the last page."""
+    current = await _visible(request)
+    if isinstance(current, Response):
+        return current
+    try:
+        after = _int_param(request, "after", 0, 0, 2**53 - 1)
+        limit = _int_param(request, "limit", EVENTS_PAGE, 1, EVENTS_PAGE_MAX)
+    except ValueError as exc:
+        return _error("invalid_field", str(exc), 400)
+    room_id = request.path_params["room_id"]
+    entries = await runtime_of(request).store.read_events(room_id, after, limit)
+    events = [_ANY.decode(data) for _, data in entries]
+    last = entries[-1][0] if entries else after
+    more = len(entries) == limit and last < current.seq
+    return _json({"room": room_id, "events": events, "next_after": last if more else None})

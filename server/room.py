@@ -1,0 +1,361 @@
+"""The room record and its rules, as pure functions (no I/O, no clock: ``now`` is an argument).
+
+A room is the game state plus what the service knows about people and time:
+
+- ``meta``: fixed at creation (public or private, the invite's hash, the turn timer, the
+  secret dice seed);
+- ``connected`` / ``owners`` / ``away_ms``: which players are connected, through which
+  connection (a seat is held by exactly one connection), and since when an absent one is away;
+- ``deadline_ms`` (the turn timer) and ``absent_ms`` (when the server plays for an absent player
+  or removes an absent host who blocks the lobby): the room's next wake-up is the earlier one;
+- ``join_keys``: hashes of the clients' ``join_key`` -> player, so a retried join finds its seat;
+- ``seeds`` and ``draws``: the players' dice seeds and how many dice draws were made (the
+  provably fair dice of ``protocol.fairdice``);
+- ``spectators``: the spectator count last announced.
+
+Every function returns a new record; a record is never changed in place. Room-level events
+(a player connected again, went away, the spectator count changed) are returned as values for
+:mod:`server.translate` to put on the wire.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from server import game
+
+__all__ = [
+    "RECORD_FORMAT",
+    "TURN_PHASES",
+    "PlayerAway",
+    "PlayerBack",
+    "RoomError",
+    "RoomEvent",
+    "RoomMeta",
+    "RoomRecord",
+    "SeatTakenError",
+    "SpectatorCount",
+    "absent_at",
+    "after_game",
+    "claim",
+    "decode_record",
+    "encode_record",
+    "forget",
+    "hash_secret",
+    "invite_matches",
+    "new_record",
+    "release",
+    "require_owner",
+    "summary",
+    "wake_at",
+]
+
+RECORD_FORMAT = 2
+"""Version of the stored record layout."""
+
+TURN_PHASES = (game.Phase.AWAITING_ROLL, game.Phase.ROLLED)
+
+
+def hash_secret(secret: str) -> str:
+    """The sha256 hex digest under which seat tokens, invites and join keys are stored."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class RoomError(Exception):
+    """Base of the room layer's refusals: a stable protocol ``code`` and a human ``message``."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class SeatTakenError(RoomError):
+    """The seat is now held by another connection (a later ``rejoin`` took it over)."""
+
+    code = "not_in_room"
+
+    def __init__(self) -> None:
+        super().__init__("this seat was taken back by another connection")
+
+
+# -- room events (not rules events: who is connected, how many watch) ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerBack:
+    """A player who was marked disconnected holds their seat again."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAway:
+    """A player's connection is gone; the seat is kept."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpectatorCount:
+    """The number of spectators changed."""
+
+    count: int
+
+
+RoomEvent = PlayerBack | PlayerAway | SpectatorCount
+
+
+# -- the record ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RoomMeta:
+    """What is fixed when the room is created."""
+
+    public: bool
+    invite_hash: str | None
+    turn_seconds: int
+    created_ms: int
+    dice_seed: str
+    """The secret server seed (hex); revealed in ``game_over``, never before."""
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRecord:
+    """One room: the game and the service's bookkeeping (see the module docstring)."""
+
+    game: game.GameState
+    meta: RoomMeta
+    connected: Mapping[str, bool] = field(default_factory=dict)
+    owners: Mapping[str, str] = field(default_factory=dict)
+    away_ms: Mapping[str, int] = field(default_factory=dict)
+    join_keys: Mapping[str, str] = field(default_factory=dict)
+    seeds: Mapping[str, str] = field(default_factory=dict)
+    spectators: int = 0
+    deadline_ms: int | None = None
+    absent_ms: int | None = None
+    draws: int = 0
+
+    def replace(self, **changes: Any) -> RoomRecord:
+        """A copy with ``changes``."""
+        return dataclasses.replace(self, **changes)
+
+
+def new_record(
+    state: game.GameState,
+    *,
+    public: bool,
+    invite_hash: str | None,
+    turn_seconds: int,
+    now: int,
+    dice_seed: str,
+    name: str = "",
+) -> RoomRecord:
+    """A fresh room around a new game."""
+    meta = RoomMeta(public, invite_hash, turn_seconds, now, dice_seed, name)
+    return RoomRecord(game=state, meta=meta)
+
+
+# -- storage form ---------------------------------------------------------------------------------
+
+_encode_json = msgspec.json.Encoder().encode
+_decode_json = msgspec.json.Decoder().decode
+
+
+def encode_record(record: RoomRecord) -> bytes:
+    """The record as JSON bytes (the game through :func:`server.game.to_dict`)."""
+    meta = record.meta
+    return _encode_json(
+        {
+            "format": RECORD_FORMAT,
+            "game": game.to_dict(record.game),
+            "meta": {
+                "public": meta.public,
+                "invite_hash": meta.invite_hash,
+                "turn_seconds": meta.turn_seconds,
+                "created_ms": meta.created_ms,
+                "dice_seed": meta.dice_seed,
+                "name": meta.name,
+            },
+            "connected": record.connected,
+            "owners": record.owners,
+            "away_ms": record.away_ms,
+            "join_keys": record.join_keys,
+            "seeds": record.seeds,
+            "spectators": record.spectators,
+            "deadline_ms": record.deadline_ms,
+            "absent_ms": record.absent_ms,
+            "draws": record.draws,
+        }
+    )
+
+
+def decode_record(raw: bytes) -> RoomRecord:
+    """Inverse of :func:`encode_record`; ``ValueError`` for a record of another format."""
+    data: dict[str, Any] = _decode_json(raw)
+    if data.get("format") != RECORD_FORMAT:
+        raise ValueError(f"room record format {data.get('format')!r}, expected {RECORD_FORMAT}")
+    meta = data["meta"]
+    return RoomRecord(
+        game=game.from_dict(data["game"]),
+        meta=RoomMeta(
+            public=meta["public"],
+            invite_hash=meta["invite_hash"],
+            turn_seconds=meta["turn_seconds"],
+            created_ms=meta["created_ms"],
+            dice_seed=meta["dice_seed"],
+            name=meta.get("name", ""),
+        ),
+        connected=data["connected"],
+        owners=data["owners"],
+        away_ms=data["away_ms"],
+        join_keys=data["join_keys"],
+        seeds=data["seeds"],
+        spectators=data["spectators"],
+        deadline_ms=data["deadline_ms"],
+        absent_ms=data["absent_ms"],
+        draws=data["draws"],
+    )
+
+
+# -- rules of the record --------------------------------------------------------------------------
+
+
+def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k != key}
+
+
+def invite_matches(record: RoomRecord, invite: str | None) -> bool:
+    """Public rooms admit everyone; private ones need their invite code."""
+    if record.meta.public:
+        return True
+    return bool(invite) and hash_secret(invite or "") == record.meta.invite_hash
+
+
+def require_owner(record: RoomRecord, player: str, conn_id: str | None) -> None:
+    """Raise :class:`SeatTakenError` when another connection holds ``player``'s seat."""
+    if conn_id is None:
+        return
+    owner = record.owners.get(player)
+    if owner is not None and owner != conn_id:
+        raise SeatTakenError()
+
+
+def claim(
+    record: RoomRecord, player: str, conn_id: str | None
+) -> tuple[RoomRecord, list[RoomEvent], str | None]:
+    """``player`` connected through ``conn_id``: the new record, its events, and the connection
+    that held the seat before (to be closed), if another one did."""
+    previous = record.owners.get(player)
+    was_connected = record.connected.get(player, False)
+    owners = dict(record.owners)
+    if conn_id is not None:
+        owners[player] = conn_id
+    new = record.replace(
+        connected={**record.connected, player: True},
+        away_ms=_without(record.away_ms, player),
+        owners=owners,
+    )
+    events: list[RoomEvent] = [] if was_connected else [PlayerBack(player)]
+    return new, events, previous if previous != conn_id else None
+
+
+def release(
+    record: RoomRecord, player: str, conn_id: str | None, now: int
+) -> tuple[RoomRecord, list[RoomEvent]] | None:
+    """The connection ``conn_id`` of ``player`` is gone. ``None`` when nothing changes: another
+    connection holds the seat by now, or the player is already marked away."""
+    owner = record.owners.get(player)
+    if conn_id is not None and owner not in (None, conn_id):
+        return None
+    if not record.connected.get(player, False):
+        return None
+    new = record.replace(
+        connected={**record.connected, player: False},
+        away_ms={**record.away_ms, player: now},
+    )
+    return new, [PlayerAway(player)]
+
+
+def forget(record: RoomRecord, player: str) -> RoomRecord:
+    """The record without the connection bookkeeping of a player who is gone for good."""
+    return record.replace(
+        owners=_without(record.owners, player),
+        away_ms=_without(record.away_ms, player),
+        join_keys={k: v for k, v in record.join_keys.items() if v != player},
+    )
+
+
+def after_game(record: RoomRecord, state: game.GameState, turn_began: bool, now: int) -> RoomRecord:
+    """The record holding ``state``; the turn timer restarts when a turn began."""
+    turn_seconds = record.meta.turn_seconds
+    deadline = record.deadline_ms
+    if state.phase not in TURN_PHASES or not turn_seconds:
+        deadline = None
+    elif turn_began:
+        deadline = now + turn_seconds * 1000
+    return record.replace(game=state, deadline_ms=deadline)
+
+
+def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
+    """When the server acts for an absent player (``None``: nobody absent blocks the room).
+
+    In a game without a turn timer it is the player on turn; in the lobby it is a host who is
+    away while another player waits.
+    """
+    if grace_seconds <= 0 or not record.away_ms:
+        return None
+    state = record.game
+    blocker: str | None = None
+    if state.phase in TURN_PHASES and not record.meta.turn_seconds:
+        blocker = game.current_player(state)
+    elif state.phase == game.Phase.LOBBY:
+        others = [p for p in state.players if p.player_id != state.host]
+        if any(record.connected.get(p.player_id, False) for p in others):
+            blocker = state.host
+    if blocker is None or blocker not in record.away_ms:
+        return None
+    return int(record.away_ms[blocker] + grace_seconds * 1000)
+
+
+def wake_at(record: RoomRecord) -> int | None:
+    """The room's next deadline: its turn timer or its absent-player time."""
+    times = [t for t in (record.deadline_ms, record.absent_ms) if t is not None]
+    return min(times) if times else None
+
+
+def status(state: game.GameState) -> str:
+    """``lobby``, ``playing`` or ``finished``."""
+    if state.phase == game.Phase.LOBBY:
+        return "lobby"
+    if state.phase == game.Phase.FINISHED:
+        return "finished"
+    return "playing"
+
+
+def summary(room_id: str, record: RoomRecord) -> dict[str, Any]:
+    """The room as the lobby lists it (the fields of ``protocol.messages.RoomSummary``)."""
+    state = record.game
+    players = [p.name for p in state.players]
+    in_lobby = state.phase == game.Phase.LOBBY
+    options = game.to_dict(state)["options"]
+    return {
+        "room": room_id,
+        "status": status(state),
+        "public": record.meta.public,
+        "players": players,
+        "seats": state.max_seats,
+        "open_seats": max(0, state.max_seats - len(players)) if in_lobby else 0,
+        "spectators": record.spectators,
+        "options": options,
+        "turn_seconds": record.meta.turn_seconds,
+    }

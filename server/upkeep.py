@@ -1,0 +1,143 @@
+"""What the service does on its own, not for a command: turn timers, absent players, the
+players of a dead process, and the spectator count.
+
+Each job is claimed so that one process does it (deadlines and expired leases are claimed
+atomically in Redis) and each change is a normal compare-and-set transition of the room, so a
+job is done exactly once however many processes look at it.
+"""
+
+from __future__ import annotations
+
+import protocol.messages as pm
+from server import game, room, translate
+from server.seats import Seats, revoked
+from server.service import Cached, Change, GameService
+from server.store import lease_member, parse_lease
+
+__all__ = ["Upkeep"]
+
+
+class Upkeep:
+    """The background jobs of one process, on top of its :class:`GameService`."""
+
+    def __init__(self, service: GameService, seats: Seats) -> None:
+        self.service = service
+        self.seats = seats
+        self.store = service.store
+        self._counts_due: set[str] = set()
+
+    # -- deadlines: the turn timer and absent players ------------------------------------------
+
+    async def fire_due_timers(self) -> int:
+        """Claim and fire every due deadline. Returns how many this process acted on."""
+        now = self.service.clock()
+        fired = 0
+        for room_id in await self.store.due_deadlines(now):
+            if await self.store.claim_deadline(room_id, now) and await self.fire_timer(room_id):
+                fired += 1
+        return fired
+
+    async def fire_timer(self, room_id: str) -> bool:
+        """Act on a due deadline: play the turn (roll if needed, then the best box, marked
+        automatic) when the turn timer ran out or the player on turn is absent; remove an
+        absent host who blocks the lobby. Returns whether this call acted."""
+        service = self.service
+        acted = False
+        fields = await self.store.seat_fields(room_id)
+
+        def step(cached: Cached) -> Change | None:
+            nonlocal acted
+            record, now = cached.record, service.clock()
+            events: list[pm.Event] = []
+            turn_due = record.deadline_ms is not None and record.deadline_ms <= now
+            absent_due = record.absent_ms is not None and record.absent_ms <= now
+            acted = False
+            if not (turn_due or absent_due):
+                return None
+            state = record.game
+            if state.phase == game.Phase.LOBBY:
+                host = state.host
+                if not absent_due or host is None:
+                    return None
+                acted = True
+                record, events = service.apply(room_id, record, [game.Leave(host)])
+                return Change(room.forget(record, host), events, seats=revoked(fields, host))
+            player = game.current_player(state)
+            if player is None:
+                return None
+            acted = True
+            if state.phase == game.Phase.AWAITING_ROLL:
+                record, events = service.apply(room_id, record, [game.Roll(player, ())])
+            score = game.Score(player, game.best_auto_score(record.game), automatic=True)
+            record, more = service.apply(room_id, record, [score])
+            return Change(record, events + more)
+
+        outcome = await service.if_exists(service.transact(room_id, step))
+        if outcome is None:
+            await self.store.set_deadline(room_id, None)  # the room expired
+            return False
+        if acted:
+            service.metrics.timer_fired.inc()
+        elif outcome.record is not None:  # not due (yet): the hint follows the record
+            await self.store.set_deadline(room_id, room.wake_at(outcome.record))
+        return acted
+
+    # -- player leases --------------------------------------------------------------------------
+
+    async def renew_lease(self, room_id: str, player: str, conn_id: str, lease_ms: int) -> bool:
+        """Renew a player connection's lease; True when it had been swept (then the seat is
+        claimed back, unless another connection holds it by now)."""
+        member = lease_member(room_id, player, conn_id)
+        swept = await self.store.lease_put(member, room_id, self.service.clock() + lease_ms)
+        if swept:
+            await self.seats.claim_seat(room_id, player, conn_id, reclaim=True)
+        return swept
+
+    async def drop_lease(self, room_id: str, player: str, conn_id: str) -> None:
+        await self.store.lease_drop(lease_member(room_id, player, conn_id), room_id)
+
+    async def sweep_player_leases(self) -> int:
+        """Mark the players of expired leases (a dead process's) disconnected; each lease is
+        claimed by exactly one sweeper. Returns how many this call claimed."""
+        now = self.service.clock()
+        claimed = 0
+        for member in await self.store.expired_leases(now):
+            room_id, player_id, conn_id = parse_lease(member)
+            if await self.store.claim_lease(member, room_id, now):
+                claimed += 1
+                await self.seats.release_seat(room_id, player_id, conn_id)
+        return claimed
+
+    # -- spectators: counted in leases, announced at most once per flush --------------------
+
+    async def spectator_joined(self, room_id: str, conn_id: str, lease_ms: int) -> None:
+        await self.store.spectator_put(room_id, conn_id, lease_ms, self.service.clock())
+        self._counts_due.add(room_id)
+
+    async def spectator_left(self, room_id: str, conn_id: str) -> None:
+        await self.store.spectator_drop(room_id, conn_id, self.service.clock())
+        self._counts_due.add(room_id)
+
+    async def renew_spectators(self, room_id: str, conn_ids: list[str], lease_ms: int) -> None:
+        now = self.service.clock()
+        for conn_id in conn_ids:
+            await self.store.spectator_put(room_id, conn_id, lease_ms, now)
+        self._counts_due.add(room_id)
+
+    async def flush_spectator_counts(self) -> None:
+        """Announce the spectator count of every room whose count may have changed since the
+        last flush: one ``spectators`` event per room and flush at most, however many joined."""
+        due, self._counts_due = self._counts_due, set()
+        for room_id in due:
+            count = await self.store.spectator_drop(room_id, "", self.service.clock())
+            await self.set_spectators(room_id, count)
+
+    async def set_spectators(self, room_id: str, count: int) -> None:
+        def step(cached: Cached) -> Change | None:
+            if cached.record.spectators == count:
+                return None
+            record = cached.record.replace(spectators=count)
+            events = translate.wire_events(room_id, [room.SpectatorCount(count)], record.game)
+            return Change(record, events)
+
+        await self.service.if_exists(self.service.transact(room_id, step))

@@ -1,0 +1,74 @@
+"""Room events encoded once per process: the bytes the log stores, pub/sub carries and every
+subscriber's socket receives.
+
+An event is encoded to MessagePack once, by the process that commits it; those bytes go into
+the room's log and, batched, into the room's pub/sub message. A process that receives the batch
+hands the very same bytes to its MessagePack subscribers and derives the JSON text once, the
+first time a JSON subscriber needs it. Nothing is encoded per subscriber.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+import protocol.messages as pm
+from protocol.codec import encode_msgpack
+from protocol.transport import Encoding
+
+__all__ = ["EncodedEvent", "decode_batch", "encode_batch", "encode_events", "from_log"]
+
+
+class _SeqOnly(msgspec.Struct):
+    seq: int
+
+
+_SEQ_DECODER: Final = msgspec.msgpack.Decoder(_SeqOnly)
+_BATCH_DECODER: Final = msgspec.msgpack.Decoder(list[msgspec.Raw])
+_ANY_DECODER: Final = msgspec.msgpack.Decoder()
+_BATCH_ENCODER: Final = msgspec.msgpack.Encoder()
+_JSON_ENCODER: Final = msgspec.json.Encoder()
+
+
+class EncodedEvent:
+    """One room event at ``seq``: its MessagePack bytes, and its JSON text on demand."""
+
+    __slots__ = ("_json", "msgpack", "seq")
+
+    def __init__(self, seq: int, msgpack: bytes, json: str | None = None) -> None:
+        self.seq = seq
+        self.msgpack = msgpack
+        self._json = json
+
+    def frame(self, encoding: Encoding) -> bytes | str:
+        """The frame for a connection of ``encoding``."""
+        if encoding is Encoding.MSGPACK:
+            return self.msgpack
+        if self._json is None:
+            # The MessagePack map keeps the wire's key order, so this is the canonical JSON.
+            self._json = _JSON_ENCODER.encode(_ANY_DECODER.decode(self.msgpack)).decode()
+        return self._json
+
+
+def encode_events(events: Sequence[pm.Event]) -> list[EncodedEvent]:
+    """Encode freshly made events (their JSON is made here too only if asked for later)."""
+    return [EncodedEvent(e.seq, encode_msgpack(e)) for e in events]
+
+
+def encode_batch(events: Sequence[EncodedEvent]) -> bytes:
+    """The pub/sub message for ``events``: a MessagePack array of the encoded events."""
+    return _BATCH_ENCODER.encode([msgspec.Raw(e.msgpack) for e in events])
+
+
+def decode_batch(payload: bytes) -> list[EncodedEvent]:
+    """Inverse of :func:`encode_batch` (the event bytes are not copied into new encodings)."""
+    return [
+        from_log(_SEQ_DECODER.decode(raw).seq, bytes(raw)) for raw in _BATCH_DECODER.decode(payload)
+    ]
+
+
+def from_log(seq: int, data: bytes) -> EncodedEvent:
+    """An event as read from the room's log."""
+    return EncodedEvent(seq, data)
