@@ -114,12 +114,14 @@ class GameService:
         metrics: Metrics | None = None,
         deliver: Deliver | None = None,
         clock: Callable[[], int] = now_ms,
+        dice: Callable[[int], tuple[int, ...]] = draw_faces,
     ) -> None:
         self.store = store
         self.settings = settings
         self.metrics = metrics or Metrics()
         self.deliver = deliver
         self.clock = clock
+        self.dice = dice
         self._cache: OrderedDict[str, Cached] = OrderedDict()
 
     # -- the cache ----------------------------------------------------------------------------
@@ -270,18 +272,17 @@ class GameService:
             events += translate.wire_events(room_id, new, state)
             turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
             while state.phase == game.Phase.ROLL_OFF:
-                faces = {player: draw_faces(5) for player in state.contenders}
+                faces = {player: self.dice(5) for player in state.contenders}
                 state, new = game.apply(state, game.RollOff(faces))
                 events += translate.wire_events(room_id, new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
         return room.after_game(record, state, turn_began, self.clock()), events
 
-    @staticmethod
-    def _with_dice(state: game.GameState, command: game.Command) -> game.Command:
+    def _with_dice(self, state: game.GameState, command: game.Command) -> game.Command:
         """The command with the randomness it needs: faces for a roll, a choice for a start."""
         if isinstance(command, game.Roll) and not command.faces:
             count = len(game.dice_to_roll(state, command.keep))
-            return game.Roll(command.player, draw_faces(count), command.keep)
+            return game.Roll(command.player, self.dice(count), command.keep)
         if isinstance(command, game.Start):
             return game.Start(command.player, random_choice=secrets.randbelow(2**32))
         return command

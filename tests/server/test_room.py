@@ -1,0 +1,116 @@
+"""The pure room layer: the record's rules as functions of ``now``, no Redis."""
+
+from __future__ import annotations
+
+import pytest
+
+from server import game, room
+
+
+def lobby(*players: str, turn_seconds: int = 0, public: bool = True) -> room.RoomRecord:
+    state = game.new_game(game.RuleOptions(first_player="seat_order"), 4)
+    for p in players:
+        state, _ = game.apply(state, game.Join(p, p.upper()))
+    invite_hash = None if public else room.hash_secret("secret")
+    record = room.new_record(state, public=public, invite_hash=invite_hash,
+                             turn_seconds=turn_seconds, now=1_000, dice_seed="ab" * 32)  # fmt: skip
+    for p in players:
+        record, _, _ = room.claim(record, p, f"c-{p}")
+    return record
+
+
+def started(record: room.RoomRecord, now: int) -> room.RoomRecord:
+    state, _ = game.apply(record.game, game.Start(record.game.players[0].player_id))
+    return room.after_game(record, state, True, now)
+
+
+def test_record_round_trips_through_its_stored_form() -> None:
+    record = started(lobby("a", "b", turn_seconds=30), now=5_000)
+    record = record.replace(spectators=3, seeds={"a": "x"}, draws=7)
+    assert room.decode_record(room.encode_record(record)) == record
+
+
+def test_a_record_of_another_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="format"):
+        room.decode_record(b'{"format": 1}')
+
+
+def test_claim_takes_the_seat_over_and_names_the_previous_connection() -> None:
+    record = lobby("a")
+    record, events, previous = room.claim(record, "a", "c-new")
+    assert previous == "c-a"
+    assert events == []  # a was connected: nobody needs telling
+    assert record.owners["a"] == "c-new"
+    with pytest.raises(room.SeatTakenError):
+        room.require_owner(record, "a", "c-a")
+    room.require_owner(record, "a", "c-new")
+
+
+def test_release_marks_away_once_and_only_for_the_owner() -> None:
+    record = lobby("a")
+    assert room.release(record, "a", "c-other", now=2_000) is None  # not the owner
+    released = room.release(record, "a", "c-a", now=2_000)
+    assert released is not None
+    record, events = released
+    assert events == [room.PlayerAway("a")]
+    assert record.away_ms == {"a": 2_000}
+    assert room.release(record, "a", "c-a", now=3_000) is None  # already away
+    record, events, _ = room.claim(record, "a", "c-a2")
+    assert events == [room.PlayerBack("a")]
+    assert record.away_ms == {}
+
+
+def test_turn_timer_restarts_only_when_a_turn_begins() -> None:
+    record = started(lobby("a", "b", turn_seconds=30), now=10_000)
+    assert record.deadline_ms == 40_000
+    again = room.after_game(record, record.game, False, now=20_000)
+    assert again.deadline_ms == 40_000
+    assert room.wake_at(again) == 40_000
+    untimed = started(lobby("a", "b"), now=10_000)
+    assert untimed.deadline_ms is None
+    assert room.wake_at(untimed) is None
+
+
+def test_an_absent_player_on_turn_is_due_after_the_grace() -> None:
+    record = started(lobby("a", "b"), now=10_000)
+    on_turn = game.current_player(record.game)
+    assert on_turn == "a"
+    record, _ = room.release(record, "b", "c-b", now=11_000) or (record, [])
+    assert room.absent_at(record, 60) is None  # b is away but not on turn
+    record, _ = room.release(record, "a", "c-a", now=12_000) or (record, [])
+    assert room.absent_at(record, 60) == 72_000
+    assert room.absent_at(record, 0) is None  # 0 = never
+
+
+def test_an_absent_host_blocks_the_lobby_only_while_someone_waits() -> None:
+    record = lobby("a", "b")
+    record, _ = room.release(record, "a", "c-a", now=1_000) or (record, [])
+    assert room.absent_at(record, 10) == 11_000
+    record, _ = room.release(record, "b", "c-b", now=2_000) or (record, [])
+    assert room.absent_at(record, 10) is None  # nobody connected is waiting
+
+
+def test_forget_drops_the_bookkeeping_of_a_departed_player() -> None:
+    record = lobby("a", "b").replace(join_keys={"k1": "a", "k2": "b"}, away_ms={"a": 1})
+    record = room.forget(record, "a")
+    assert "a" not in record.owners
+    assert record.join_keys == {"k2": "b"}
+    assert record.away_ms == {}
+
+
+def test_invites() -> None:
+    assert room.invite_matches(lobby("a"), None)
+    private = lobby("a", public=False)
+    assert not room.invite_matches(private, None)
+    assert not room.invite_matches(private, "wrong")
+    assert room.invite_matches(private, "secret")
+
+
+def test_summary_lists_what_the_lobby_shows() -> None:
+    record = lobby("a", "b").replace(spectators=2)
+    summary = room.summary("r1", record)
+    assert summary["status"] == "lobby"
+    assert summary["players"] == ["A", "B"]
+    assert (summary["seats"], summary["open_seats"], summary["spectators"]) == (4, 2, 2)
+    assert started(record, 1).game.phase != game.Phase.LOBBY
+    assert room.summary("r1", started(record, 1))["open_seats"] == 0

@@ -1,0 +1,269 @@
+"""The service on the real Redis fixture, without sockets: the cached record, one store call
+per command, conflicts, stale caches, idempotency, dice, timers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+
+import protocol.messages as pm
+from protocol.codec import decode_server
+from protocol.types import Box
+from server import game, room
+from server.seats import Seats
+from server.service import GameService, ServiceError
+from server.settings import Settings
+from server.store import RedisStore, Transition
+from server.upkeep import Upkeep
+from server.wire import EncodedEvent
+
+
+class Dice:
+    """Dice chosen by the test (then random-looking filler)."""
+
+    def __init__(self) -> None:
+        self.next: list[int] = []
+
+    def __call__(self, count: int) -> tuple[int, ...]:
+        faces = [self.next.pop(0) if self.next else 1 + (i % 6) for i in range(count)]
+        return tuple(faces)
+
+
+class Node:
+    """One server process's service, seats and upkeep, and what it delivered locally."""
+
+    def __init__(self, client: aioredis.Redis, settings: Settings, dice: Dice) -> None:
+        self.delivered: list[EncodedEvent] = []
+        store = RedisStore(client, settings.redis_prefix)
+        self.service = GameService(
+            store, settings, deliver=lambda r, events: self.delivered.extend(events), dice=dice
+        )
+        self.seats = Seats(self.service)
+        self.upkeep = Upkeep(self.service, self.seats)
+
+    async def log(self, room_id: str) -> list[pm.Event]:
+        entries = await self.service.store.read_events(room_id, 0)
+        events = [decode_server(data, "msgpack") for _, data in entries]
+        assert [e.seq for e in events] == [seq for seq, _ in entries]  # type: ignore[union-attr]
+        return events  # type: ignore[return-value]
+
+
+@pytest.fixture
+def dice() -> Dice:
+    return Dice()
+
+
+@pytest.fixture
+async def clients(redis_url: str) -> AsyncIterator[list[aioredis.Redis]]:
+    made = [aioredis.Redis.from_url(redis_url) for _ in range(2)]
+    yield made
+    for c in made:
+        await c.aclose()
+
+
+@pytest.fixture
+def settings(redis_url: str, redis_prefix: str) -> Settings:
+    return Settings(redis_url=redis_url, redis_prefix=redis_prefix)
+
+
+@pytest.fixture
+def nodes(clients: list[aioredis.Redis], settings: Settings, dice: Dice) -> Iterator[list[Node]]:
+    return [Node(c, settings, dice) for c in clients]
+
+
+async def new_game(node: Node, players: int, turn_seconds: int = 0) -> tuple[str, list[str]]:
+    options = game.RuleOptions(first_player="seat_order")
+    room_id, _ = await node.service.create_room(
+        options=options, seats=players, turn_seconds=turn_seconds
+    )
+    ids = []
+    for i in range(players):
+        out = await node.seats.join(room_id, f"P{i}", None, conn_id=f"c{i}")
+        ids.append(out.result["player"])
+        assert await node.seats.authenticate(room_id, out.result["token"]) == ids[-1]
+    await node.service.play(room_id, ids[0], pm.Start(id="s"))
+    return room_id, ids
+
+
+async def test_a_full_game_commits_a_gap_free_log_of_wire_events(nodes: list[Node]) -> None:
+    node = nodes[0]
+    room_id, ids = await new_game(node, 2)
+    for turn in range(13 * 2):
+        player = ids[turn % 2]
+        await node.service.play(room_id, player, pm.Roll(id=f"r{turn}"))
+        state = (await node.service.view(room_id)).record.game
+        box = game.best_auto_score(state)
+        await node.service.play(room_id, player, pm.Score(id=f"s{turn}", box=Box(box.value)))
+    current = await node.service.view(room_id)
+    assert current.record.game.phase == game.Phase.FINISHED
+    log = await node.log(room_id)
+    assert [e.seq for e in log] == list(range(1, current.seq + 1))
+    assert isinstance(log[-1], pm.GameOver)
+    # what this process delivered locally is the log, byte for byte
+    assert [e.seq for e in node.delivered] == list(range(1, current.seq + 1))
+    entries = await node.service.store.read_events(room_id, 0)
+    assert [e.msgpack for e in node.delivered] == [data for _, data in entries]
+
+
+async def test_one_store_call_per_command_in_the_steady_state(nodes: list[Node]) -> None:
+    node = nodes[0]
+    room_id, ids = await new_game(node, 1)
+    calls = {"load": 0, "commit": 0}
+    store = node.service.store
+    real_load, real_commit = store.load, store.commit
+
+    async def load(room_id: str):  # type: ignore[no-untyped-def]
+        calls["load"] += 1
+        return await real_load(room_id)
+
+    async def commit(room_id: str, t: Transition):  # type: ignore[no-untyped-def]
+        calls["commit"] += 1
+        return await real_commit(room_id, t)
+
+    store.load, store.commit = load, commit  # type: ignore[method-assign]
+    for i in range(3):
+        await node.service.play(room_id, ids[0], pm.Roll(id=f"r{i}"), cache_key=f"k{i}")
+    assert calls == {"load": 0, "commit": 3}
+
+
+async def test_a_stale_cache_costs_one_retry_never_a_wrong_write(nodes: list[Node]) -> None:
+    a, b = nodes
+    room_id, ids = await new_game(a, 1)
+    await b.service.view(room_id)  # b caches the room at this version
+    await a.service.play(room_id, ids[0], pm.Roll(id="1"))
+    await a.service.play(room_id, ids[0], pm.Roll(id="2"))
+    # b's cache says two rolls are left; Redis says one: b retries on the fresh record
+    out = await b.service.play(room_id, ids[0], pm.Roll(id="3"))
+    log = await a.log(room_id)
+    assert out.seq == log[-1].seq
+    assert sum(isinstance(e, pm.Rolled) for e in log) == 3
+    with pytest.raises(game.GameError) as refused:
+        await b.service.play(room_id, ids[0], pm.Roll(id="4"))
+    assert refused.value.code == "no_rolls_left"
+
+
+async def test_a_refusal_is_checked_against_redis_not_only_the_cache(nodes: list[Node]) -> None:
+    a, b = nodes
+    room_id, ids = await new_game(a, 2)
+    await b.service.view(room_id)  # b believes it is P0's turn
+    await a.service.play(room_id, ids[0], pm.Roll(id="1"))
+    await a.service.play(room_id, ids[0], pm.Score(id="2", box=Box.CHANCE))
+    # now it is P1's turn: b's stale cache would refuse with not_your_turn
+    out = await b.service.play(room_id, ids[1], pm.Roll(id="3"))
+    assert isinstance((await a.log(room_id))[-1], pm.Rolled)
+    assert out.seq == (await a.service.view(room_id)).seq
+
+
+async def test_racing_rolls_on_two_processes_make_at_most_three(nodes: list[Node]) -> None:
+    room_id, ids = await new_game(nodes[0], 1)
+    results = await asyncio.gather(
+        *(nodes[i % 2].service.play(room_id, ids[0], pm.Roll(id=f"r{i}")) for i in range(40)),
+        return_exceptions=True,
+    )
+    ok = [r for r in results if not isinstance(r, BaseException)]
+    codes = {r.code for r in results if isinstance(r, game.GameError)}
+    assert len(ok) == 3
+    assert codes == {"no_rolls_left"}
+
+
+async def test_a_retried_command_is_applied_once_whichever_process_gets_it(
+    nodes: list[Node],
+) -> None:
+    a, b = nodes
+    room_id, ids = await new_game(a, 1)
+    first = await a.service.play(room_id, ids[0], pm.Roll(id="x"), cache_key="p:x")
+    again = await b.service.play(room_id, ids[0], pm.Roll(id="x"), cache_key="p:x")
+    assert again.cached
+    assert not first.cached
+    assert again.seq == first.seq
+    assert sum(isinstance(e, pm.Rolled) for e in await a.log(room_id)) == 1
+
+
+async def test_expect_seq_refuses_a_stale_command_and_changes_nothing(nodes: list[Node]) -> None:
+    node = nodes[0]
+    room_id, ids = await new_game(node, 1)
+    before = await node.service.view(room_id)
+    with pytest.raises(ServiceError) as err:
+        await node.service.play(room_id, ids[0], pm.Roll(id="1", expect_seq=before.seq - 1))
+    assert err.value.code == "stale_state"
+    after = await node.service.view(room_id)
+    assert (after.version, after.seq) == (before.version, before.seq)
+    out = await node.service.play(room_id, ids[0], pm.Roll(id="2", expect_seq=before.seq))
+    assert out.seq == before.seq + 1
+
+
+async def test_the_dice_are_an_input_and_the_joker_is_reported(
+    nodes: list[Node], dice: Dice
+) -> None:
+    node = nodes[0]
+    room_id, (p,) = await new_game(node, 1)
+    dice.next = [6] * 5
+    await node.service.play(room_id, p, pm.Roll(id="1"))
+    await node.service.play(room_id, p, pm.Score(id="2", box=Box.YAHTZEE))
+    dice.next = [6] * 5
+    await node.service.play(room_id, p, pm.Roll(id="3"))
+    rolled = (await node.log(room_id))[-1]
+    assert isinstance(rolled, pm.Rolled)
+    assert rolled.dice == (6, 6, 6, 6, 6)
+    assert rolled.joker is True
+    assert rolled.yahtzee_bonus_pending is True
+
+
+async def test_private_rooms_need_their_invite(nodes: list[Node]) -> None:
+    node = nodes[0]
+    room_id, invite = await node.service.create_room(
+        options=game.RuleOptions(), seats=2, public=False
+    )
+    assert invite
+    with pytest.raises(ServiceError) as err:
+        await node.seats.join(room_id, "Eve", "wrong")
+    assert err.value.code == "invite_required"
+    assert (await node.seats.join(room_id, "Ann", invite)).result["player"]
+
+
+async def test_leaving_revokes_the_token(nodes: list[Node]) -> None:
+    node = nodes[0]
+    room_id, _ = await node.service.create_room(options=game.RuleOptions(), seats=2)
+    out = await node.seats.join(room_id, "Ann", None, conn_id="c")
+    await node.seats.leave(room_id, out.result["player"], "c")
+    with pytest.raises(ServiceError) as err:
+        await node.seats.authenticate(room_id, out.result["token"])
+    assert err.value.code == "bad_token"
+
+
+async def test_an_expired_turn_timer_fires_exactly_once_across_processes(
+    nodes: list[Node],
+) -> None:
+    a, b = nodes
+    room_id, ids = await new_game(a, 2, turn_seconds=1)
+    current = await a.service.view(room_id)
+    past = current.record.replace(deadline_ms=1)
+    stored = Transition(current.version, room.encode_record(past), 60)
+    await a.service.store.commit(room_id, stored)
+    fired = await asyncio.gather(
+        *(n.upkeep.fire_timer(room_id) for n in (a, b, a, b)), return_exceptions=True
+    )
+    assert fired.count(True) == 1
+    scored = [e for e in await a.log(room_id) if isinstance(e, pm.Scored)]
+    assert len(scored) == 1
+    assert scored[0].automatic
+    assert scored[0].player == ids[0]
+    after = await a.service.view(room_id)
+    assert after.record.deadline_ms is not None
+    assert after.record.deadline_ms > 1
+
+
+async def test_spectator_counts_are_coalesced(nodes: list[Node]) -> None:
+    node = nodes[0]
+    room_id, _ = await new_game(node, 1)
+    for i in range(30):
+        await node.upkeep.spectator_joined(room_id, f"s{i}", 60_000)
+    for i in range(10):
+        await node.upkeep.spectator_left(room_id, f"s{i}")
+    await node.upkeep.flush_spectator_counts()
+    counts = [e for e in await node.log(room_id) if isinstance(e, pm.Spectators)]
+    assert [msgspec.structs.asdict(e)["count"] for e in counts] == [20]

@@ -1,0 +1,154 @@
+"""The Redis store and its transition script against the real Redis fixture."""
+
+from __future__ import annotations
+
+import asyncio
+
+import redis.asyncio as aioredis
+
+from server.store import Committed, Conflict, Duplicate, RedisStore, Transition
+
+
+def store_for(client: aioredis.Redis, prefix: str) -> RedisStore:
+    return RedisStore(client, prefix, buckets=4)
+
+
+async def test_create_commit_and_conflict_returns_the_fresh_record(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    created = await store.commit("r1", Transition(0, b"rec-0", 60))
+    assert created == Committed(1, 1, 0)
+    moved = await store.commit("r1", Transition(1, b"rec-1", 60, events=[b"e1", b"e2"]))
+    assert moved == Committed(2, 1, 2)
+    stale = await store.commit("r1", Transition(1, b"never", 60, events=[b"x"]))
+    assert isinstance(stale, Conflict)
+    assert stale.current is not None
+    assert (stale.current.version, stale.current.seq, stale.current.record) == (2, 2, b"rec-1")
+    assert await store.read_events("r1", 0) == [(1, b"e1"), (2, b"e2")]
+    assert await store.read_events("r1", 1) == [(2, b"e2")]
+    assert await store.first_seq("r1") == 1
+
+
+async def test_a_second_create_of_one_id_conflicts(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    assert isinstance(await store.commit("r2", Transition(0, b"a", 60)), Committed)
+    again = await store.commit("r2", Transition(0, b"b", 60))
+    assert isinstance(again, Conflict)
+    assert again.current is not None
+    assert again.current.record == b"a"
+
+
+async def test_racing_writers_exactly_one_wins(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    await store.commit("r3", Transition(0, b"r", 60))
+    results = await asyncio.gather(
+        *(store.commit("r3", Transition(1, b"w", 60, events=[b"e"])) for _ in range(20))
+    )
+    assert sum(isinstance(r, Committed) for r in results) == 1
+    assert len(await store.read_events("r3", 0)) == 1
+
+
+async def test_a_cached_command_is_answered_from_the_cache_even_after_the_room_moved(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    await store.commit("r4", Transition(0, b"r", 60))
+    first = Transition(1, b"r1", 60, events=[b"e"], cache_field="p:1", cache_value=b"{}")
+    assert isinstance(await store.commit("r4", first), Committed)
+    await store.commit("r4", Transition(2, b"r2", 60, events=[b"f"]))
+    again = await store.commit("r4", Transition(3, b"r3", 60, events=[b"g"], cache_field="p:1"))
+    assert again == Duplicate(1, b"{}")
+    assert await store.cached_result("r4", "p:1") == Duplicate(1, b"{}")
+    assert [seq for seq, _ in await store.read_events("r4", 0)] == [1, 2]
+
+
+async def test_the_results_cache_is_capped(redis_client: aioredis.Redis, redis_prefix: str) -> None:
+    store = store_for(redis_client, redis_prefix)
+    await store.commit("r5", Transition(0, b"r", 60))
+    for i in range(5):
+        t = Transition(i + 1, b"r", 60, cache_field=f"c{i}", cache_value=b"v", cache_size=3)
+        await store.commit("r5", t)
+    assert await store.cached_result("r5", "c0") is None
+    assert await store.cached_result("r5", "c4") is not None
+
+
+async def test_keys_share_one_hash_tag_and_expire(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    t = Transition(
+        0, b"r", 77, events=[b"e"], seats={"t:x": "p"}, cache_field="c", cache_value=b"v"
+    )
+    await store.commit("r6", t)
+    keys = [k.decode() for k in await redis_client.keys(f"{redis_prefix}*r6*")]
+    assert len(keys) == 5
+    assert all("{room:r6}" in k for k in keys)
+    for key in keys:
+        assert 0 < await redis_client.ttl(key) <= 77
+
+
+async def test_the_events_are_published_on_the_room_s_sharded_channel(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    pubsub = redis_client.pubsub()
+    await pubsub.ssubscribe(store.channel("r7"))
+    try:
+        confirmed = await pubsub.get_message(timeout=5)
+        assert confirmed is not None
+        assert confirmed["type"] == "ssubscribe"
+        await store.commit("r7", Transition(0, b"r", 60, events=[b"e"], publish=b"BATCH"))
+        message = await pubsub.get_message(timeout=5)
+        assert message is not None
+        assert (message["type"], message["data"]) == ("smessage", b"BATCH")
+    finally:
+        await pubsub.aclose()
+
+
+async def test_deadlines_are_claimed_once_across_buckets(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    rooms = [f"room{i}" for i in range(12)]
+    assert len({store.bucket_of(r) for r in rooms}) > 1
+    for r in rooms:
+        await store.set_deadline(r, 100)
+    assert sorted(await store.due_deadlines(100)) == sorted(rooms)
+    claims = await asyncio.gather(*(store.claim_deadline(rooms[0], 100) for _ in range(5)))
+    assert claims.count(True) == 1
+    await store.set_deadline(rooms[1], None)
+    assert rooms[1] not in await store.due_deadlines(100)
+
+
+async def test_index_lists_live_rooms_newest_first_and_prunes(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    await store.index_put("old", b'"old"', 1_000)
+    await store.index_put("a", b'"a"', 5_000)
+    await store.index_put("b", b'"b"', 6_000)
+    assert await store.index_list(now=2_000, limit=10) == [b'"b"', b'"a"']
+    assert await store.index_list(now=2_000, limit=1) == [b'"b"']
+
+
+async def test_leases_expire_and_are_claimed_once(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    assert await store.lease_put("r|p|c", "r", 500) is True
+    assert await store.lease_put("r|p|c", "r", 500) is False  # renewed, not new
+    assert await store.expired_leases(400) == []
+    assert await store.expired_leases(600) == ["r|p|c"]
+    claims = await asyncio.gather(*(store.claim_lease("r|p|c", "r", 600) for _ in range(4)))
+    assert claims.count(True) == 1
+
+
+async def test_a_create_key_reserves_once(redis_client: aioredis.Redis, redis_prefix: str) -> None:
+    store = store_for(redis_client, redis_prefix)
+    assert await store.reserve_create_key("k", b"first") is None
+    assert await store.reserve_create_key("k", b"second") == b"first"

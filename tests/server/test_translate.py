@@ -1,0 +1,73 @@
+"""The one protocol <-> game translation: every engine code has a protocol code, events and
+commands map both ways."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+import protocol.messages as pm
+from protocol.codec import decode_server, encode_msgpack
+from protocol.errors import ERROR_CODES
+from protocol.types import Box
+from server import game, room, translate
+from server.service import ServiceError
+
+
+@pytest.mark.parametrize("code", sorted(game.ERROR_CODES))
+def test_every_engine_error_code_has_a_protocol_code(code: str) -> None:
+    assert translate.error_code(code) in ERROR_CODES
+
+
+def test_room_layer_codes_are_protocol_codes() -> None:
+    assert translate.error_code(room.SeatTakenError.code) == "not_in_room"
+    assert translate.error_code(ServiceError("unavailable", "x").code) == "unavailable"
+
+
+def test_an_unknown_code_is_a_bug_not_a_silent_internal_error() -> None:
+    with pytest.raises(KeyError):
+        translate.error_code("no_such_code")
+
+
+def test_play_commands_become_engine_commands_without_dice() -> None:
+    roll = translate.engine_command(pm.Roll(id="1", keep=(0, 2)), "p")
+    assert roll == game.Roll("p", (), frozenset({0, 2}))
+    score = translate.engine_command(pm.Score(id="2", box=Box.FOURS), "p")
+    assert score == game.Score("p", game.Box.FOURS)
+    assert translate.engine_command(pm.Hold(id="3", dice=(1,)), "p") == game.Hold(
+        "p", frozenset({1})
+    )
+    assert translate.engine_command(pm.Start(id="4"), "p") == game.Start("p")
+
+
+def test_a_game_s_events_are_valid_wire_events_in_order() -> None:
+    state = game.new_game(game.RuleOptions(first_player="seat_order"), 1)
+    wire: list[pm.Event] = []
+    for command in (game.Join("p", "Ann"), game.Start("p"), game.Roll("p", (6, 6, 6, 6, 6))):
+        state, events = game.apply(state, command)
+        wire += translate.wire_events("r", events, state)
+    numbered = translate.sequenced(wire, 1, deadline_ms=99, now=7)
+    assert [e.seq for e in numbered] == list(range(1, len(wire) + 1))
+    kinds = [pm.message_type(e) for e in numbered]
+    assert kinds == ["player_joined", "host_changed", "game_started", "turn_changed", "rolled"]
+    turn = numbered[3]
+    assert isinstance(turn, pm.TurnChanged)
+    assert (turn.deadline_ms, turn.server_time_ms) == (99, 7)
+    rolled = numbered[4]
+    assert isinstance(rolled, pm.Rolled)
+    assert rolled.preview
+    assert rolled.joker is False
+    for event in numbered:  # what goes into the log decodes as the same message
+        assert decode_server(encode_msgpack(event), "msgpack") == event
+
+
+def test_room_events_become_wire_events() -> None:
+    state = game.new_game(game.RuleOptions(), 2)
+    events = translate.wire_events(
+        "r", [room.PlayerAway("p"), room.PlayerBack("p"), room.SpectatorCount(4)], state
+    )
+    assert [msgspec.structs.asdict(e) for e in events] == [
+        {"room": "r", "seq": 1, "player": "p"},
+        {"room": "r", "seq": 1, "player": "p"},
+        {"room": "r", "seq": 1, "count": 4},
+    ]
