@@ -71,7 +71,7 @@ def settings(redis_url: str, redis_prefix: str) -> Settings:
 
 
 @pytest.fixture
-def nodes(clients: list[aioredis.Redis], settings: Settings, dice: Dice) -> Iterator[list[Node]]:
+def nodes(clients: list[aioredis.Redis], settings: Settings, dice: Dice) -> list[Node]:
     return [Node(c, settings, dice) for c in clients]
 
 
