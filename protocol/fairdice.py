@@ -289,6 +289,7 @@ class _Checker:
         self.turn_dice: tuple[int, ...] | None = None
         self.server_seed: bytes | None = None
         self.game_over = False
+        self.incomplete = False
         self.handlers: dict[str, Callable[[int, Mapping[str, object]], None]] = {
             "player_joined": self.on_player_joined,
             "player_left": self.on_player_left,
@@ -435,6 +436,7 @@ class _Checker:
                 self.mismatch(None, "event seq", "an integer", repr(seq))
                 return
             if seq != expected_seq:
+                self.incomplete = True
                 self.pending.append(
                     f"the log is incomplete: expected seq {expected_seq}, found {seq}"
                 )
@@ -466,7 +468,7 @@ class _Checker:
                 "the log has no dice_commitment (a server without provably fair dice,"
                 " or no player has joined yet)"
             )
-        elif not self.game_over:
+        elif not self.game_over and not self.incomplete:
             self.pending.append("the game is not over: game_over reveals the server seed")
         draws_checked = self.check_dice()
         warnings = []
