@@ -196,3 +196,18 @@ def test_random_server_seeds_give_unseen_sequences() -> None:
     entropy = fairdice.client_entropy(["s"])
     sequences = {fairdice.faces(secrets.token_bytes(32), entropy, 0, 20) for _ in range(200)}
     assert len(sequences) == 200
+
+
+def test_the_worked_example_in_fairdice_md_is_right() -> None:
+    text = (reference.VECTORS.parents[1] / "fairdice.md").read_text(encoding="utf-8")
+    example = text.split("One worked example:")[1].split("```")[1]
+    values = {line[:16].strip(): line[16:].strip() for line in example.splitlines() if line.strip()}
+    seed = bytes.fromhex(values["server_seed"])
+    seeds = json.loads(values["seeds"])
+    entropy = fairdice.client_entropy(seeds)
+    assert fairdice.commitment(seed) == values["commitment"]
+    assert entropy.hex() == values["client_entropy"]
+    message = b"yahtzee-dice/1" + entropy + bytes(8) + bytes(4)
+    assert hmac.digest(seed, message, "sha256").hex() == values["block(0, 0)"]
+    shown = [int(f) for f in values["faces of draw 0"].split()[-5:]]
+    assert list(fairdice.faces(seed, entropy, 0, 5)) == shown
