@@ -278,7 +278,6 @@ class _Checker:
         self.mismatches: list[Mismatch] = []
         self.pending: list[str] = []
         self.first_commitment: str | None = None
-        self.first_commitment_seq: int | None = None
         self.bound_commitment: str | None = None
         self.committed_before_seeds = True
         self.commitment_unchanged = True
@@ -313,7 +312,7 @@ class _Checker:
         if not isinstance(value, str) or _HEX64.fullmatch(value) is None:
             raise _MalformedError(f"`dice_commitment` is not 64 lowercase hex: {value!r}")
         if self.first_commitment is None:
-            self.first_commitment, self.first_commitment_seq = value, seq
+            self.first_commitment = value
         elif value != self.first_commitment:
             self.commitment_unchanged = False
             self.mismatch(seq, "dice_commitment changed", self.first_commitment, value)
@@ -407,6 +406,8 @@ class _Checker:
 
     def on_game_over(self, seq: int, event: Mapping[str, object]) -> None:
         self.game_over = True
+        if self.seeds is None:  # the seeds (and so every die) would go unchecked
+            self.mismatch(seq, "game_over", "a game_started earlier in the log", "none")
         revealed = event.get("server_seed")
         if revealed is None:
             if self.first_commitment is not None:

@@ -268,3 +268,13 @@ def test_a_log_without_fair_dice_is_not_verifiable(clean_log: list[dict[str, Any
 
 def test_an_empty_log_is_not_verifiable() -> None:
     assert fairdice.verify_log([]).status is Status.UNVERIFIABLE
+
+
+def test_a_log_without_game_started_cannot_pass(clean_log: list[dict[str, Any]]) -> None:
+    # game_started removed and the seqs renumbered: the dice would have no seeds to check with
+    log = [dict(e) for e in clean_log if e["type"] != "game_started"]
+    for seq, event in enumerate(log, start=1):
+        event["seq"] = seq
+    verdict = fairdice.verify_log(log)
+    assert verdict.status is Status.MISMATCH
+    assert verdict.mismatches[-1].expected == "a game_started earlier in the log"
