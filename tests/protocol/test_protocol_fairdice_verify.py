@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -58,6 +59,16 @@ def test_clean_games_verify(name: str, log: list[dict[str, Any]]) -> None:
     rolls = sum(len(e["rolls"]) for e in log if e["type"] == "roll_off")
     rolls += sum(e["type"] == "rolled" for e in log)
     assert verdict.rolls == verdict.draws_checked == rolls > 13
+
+
+def test_an_eight_seat_game_verifies_and_the_time_is_printed() -> None:
+    log = fair_game_log(SEED, [Seat(f"p{i}", f"N{i}", f"seed {i}") for i in range(8)])
+    started = time.perf_counter()
+    verdict = fairdice.verify_log(log)
+    elapsed = time.perf_counter() - started
+    print(f"verify_log: {len(log)} events, {verdict.rolls} draws in {elapsed * 1000:.1f} ms")
+    assert verdict.status is Status.VERIFIED
+    assert verdict.draws_checked == verdict.rolls >= 8 * 13
 
 
 def test_synthetic_logs_are_valid_protocol_events(clean_log: list[dict[str, Any]]) -> None:
