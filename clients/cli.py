@@ -1,4 +1,4 @@
-"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot`` and ``load``.
+"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``load`` and ``verify``.
 
 ``server/cli.py`` (the composition root) calls :func:`register` with its subparsers when this
 module is importable; nothing here imports ``server``. Each subcommand sets ``func``.
@@ -105,7 +105,7 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``play``, ``watch``, ``bot`` and ``load`` to the ``yahtzee`` command line."""
+    """Add ``play``, ``watch``, ``bot``, ``load`` and ``verify`` to the ``yahtzee`` command line."""
     play = subparsers.add_parser(
         "play",
         help="play in the terminal",
@@ -161,3 +161,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_load_arguments(load)
     load.set_defaults(func=_load)
+
+    from clients import verify as verify_command
+
+    verify_command.register(subparsers)
