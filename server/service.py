@@ -28,6 +28,7 @@ from typing import Any
 import redis.exceptions
 
 import protocol.messages as pm
+from protocol import fairdice
 from server import game, room, translate, wire
 from server.metrics import Metrics
 from server.settings import Settings
@@ -41,6 +42,9 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 _SUMMARY_EVENTS = (pm.PlayerJoined, pm.PlayerLeft, pm.GameStarted, pm.GameOver, pm.Spectators)
+
+Dice = Callable[[int], tuple[int, ...]]
+"""``count`` -> that many faces (tests choose dice with one; the service's own are fair)."""
 
 Deliver = Callable[[str, list[wire.EncodedEvent]], None]
 """Hands a room's freshly committed events to this process's subscribers."""
@@ -66,9 +70,26 @@ def room_not_found(room_id: str) -> ServiceError:
     return ServiceError("room_not_found", f"no room {room_id!r}")
 
 
-def draw_faces(count: int) -> tuple[int, ...]:
-    """``count`` fair dice from the OS's cryptographically secure source."""
-    return tuple(secrets.randbelow(6) + 1 for _ in range(count))
+class _Draws:
+    """The dice of one room: draw ``n`` of the room's provably fair sequence
+    (:mod:`protocol.fairdice`), counted in log order; or dice a test chose."""
+
+    def __init__(self, record: room.RoomRecord, chosen: Dice | None) -> None:
+        self.seed = bytes.fromhex(record.meta.dice_seed)
+        self.count = record.draws
+        self.chosen = chosen
+        self._entropy: bytes | None = None
+        self._players = record.game.players
+        self._seeds = record.seeds
+
+    def __call__(self, count: int) -> tuple[int, ...]:
+        n, self.count = self.count, self.count + 1
+        if self.chosen is not None:
+            return self.chosen(count)
+        if self._entropy is None:  # the seeds of the players seated when the dice first roll
+            seeds = [self._seeds.get(p.player_id, "") for p in self._players]
+            self._entropy = fairdice.client_entropy(seeds)
+        return fairdice.faces(self.seed, self._entropy, n, count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +135,7 @@ class GameService:
         metrics: Metrics | None = None,
         deliver: Deliver | None = None,
         clock: Callable[[], int] = now_ms,
-        dice: Callable[[int], tuple[int, ...]] = draw_faces,
+        dice: Dice | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -267,22 +288,25 @@ class GameService:
         state = record.game
         events: list[pm.Event] = []
         turn_began = False
+        draw = _Draws(record, self.dice)
         for command in commands:
-            state, new = game.apply(state, self._with_dice(state, command))
+            state, new = game.apply(state, self._with_dice(state, command, draw))
             events += translate.wire_events(room_id, new, state)
             turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
             while state.phase == game.Phase.ROLL_OFF:
-                faces = {player: self.dice(5) for player in state.contenders}
+                faces = {player: draw(5) for player in state.contenders}
                 state, new = game.apply(state, game.RollOff(faces))
                 events += translate.wire_events(room_id, new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
+        record = record.replace(draws=draw.count)
         return room.after_game(record, state, turn_began, self.clock()), events
 
-    def _with_dice(self, state: game.GameState, command: game.Command) -> game.Command:
+    @staticmethod
+    def _with_dice(state: game.GameState, command: game.Command, draw: _Draws) -> game.Command:
         """The command with the randomness it needs: faces for a roll, a choice for a start."""
         if isinstance(command, game.Roll) and not command.faces:
             count = len(game.dice_to_roll(state, command.keep))
-            return game.Roll(command.player, self.dice(count), command.keep)
+            return game.Roll(command.player, draw(count), command.keep)
         if isinstance(command, game.Start):
             return game.Start(command.player, random_choice=secrets.randbelow(2**32))
         return command
@@ -314,7 +338,7 @@ class GameService:
             invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
             now=self.clock(),
-            dice_seed=secrets.token_hex(32),
+            dice_seed=fairdice.new_server_seed().hex(),
         )
         empty = Cached(0, 0, record)
         for _ in range(10):

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol import fairdice
+from protocol.codec import to_dict
 from server import game
-from server.translate import log_entries
+from server.translate import wire_events
 
 Event = dict[str, Any]
 
@@ -52,9 +53,8 @@ class _Room:
 
     def apply(self, command: game.Command) -> None:
         self.state, events = game.apply(self.state, command)
-        for event in events:
-            for entry in log_entries(event, self.state):
-                self._append(entry)
+        for event in wire_events(self.room, events, self.state):
+            self._append(to_dict(event))
 
     def _append(self, entry: dict[str, Any]) -> None:
         commitment = fairdice.commitment(self.server_seed)
@@ -69,7 +69,7 @@ class _Room:
                 return
             entry["server_seed"] = self.server_seed.hex()
         self.log.append({"type": entry["type"], "room": self.room, "seq": len(self.log) + 1,
-                         **{k: v for k, v in entry.items() if k != "type"}})  # fmt: skip
+                         **{k: v for k, v in entry.items() if k not in ("type", "room", "seq")}})  # fmt: skip
 
     def seat_seeds(self) -> list[str]:
         return [self.seeds_by_player[p.player_id] or "" for p in self.state.players]
