@@ -68,8 +68,10 @@ class _Room:
             if self.stop_before_game_over:
                 return
             entry["server_seed"] = self.server_seed.hex()
-        self.log.append({"type": entry["type"], "room": self.room, "seq": len(self.log) + 1,
-                         **{k: v for k, v in entry.items() if k not in ("type", "room", "seq")}})  # fmt: skip
+        fields = {k: v for k, v in entry.items() if k not in ("type", "room", "seq")}
+        self.log.append(
+            {"type": entry["type"], "room": self.room, "seq": len(self.log) + 1, **fields}
+        )
 
     def seat_seeds(self) -> list[str]:
         return [self.seeds_by_player[p.player_id] or "" for p in self.state.players]
