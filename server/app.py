@@ -78,18 +78,35 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     if chosen is None or rt.draining:
         reason = SUBPROTOCOL_REFUSAL_REASON if chosen is None else "shutting down"
         status = 400 if chosen is None else 503
-        if "websocket.http.response" in websocket.scope.get("extensions", {}):
-            await websocket.send_denial_response(PlainTextResponse(reason, status_code=status))
-        else:
-            await websocket.close(CloseCode.PROTOCOL_ERROR, reason)
+        await _refuse(websocket, status, CloseCode.PROTOCOL_ERROR, reason)
+        return
+    address = websocket.client.host if websocket.client else ""
+    if rt.per_address.get(address, 0) >= rt.settings.max_connections_per_address:
+        await _refuse(websocket, 429, CloseCode.POLICY_VIOLATION, TOO_MANY_FROM_ADDRESS)
         return
     await websocket.accept(subprotocol=chosen)
-    session = Session(websocket, rt, SUBPROTOCOLS[chosen])
+    session = Session(websocket, rt, SUBPROTOCOLS[chosen], address)
     rt.connections[session.conn_id] = session
+    rt.per_address[address] = rt.per_address.get(address, 0) + 1
     try:
         await session.run()
     finally:
         rt.connections.pop(session.conn_id, None)
+        left = rt.per_address.pop(address, 1) - 1
+        if left > 0:
+            rt.per_address[address] = left
+
+
+TOO_MANY_FROM_ADDRESS = "too many connections from this address"
+
+
+async def _refuse(websocket: WebSocket, status: int, code: int, reason: str) -> None:
+    """Refuse a WebSocket handshake: an HTTP answer where the server can send one, else an
+    accepted-then-closed socket with ``code``."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(PlainTextResponse(reason, status_code=status))
+    else:
+        await websocket.close(code, reason)
 
 
 def web_client_dir() -> Path | None:

@@ -56,6 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
         "timeout_keep_alive": 5,
         "limit_concurrency": settings.max_connections,
         "h11_max_incomplete_event_size": 16_384,
+        "http": "server.guard:GuardedProtocol",
     }
     try:
         if args.workers > 1:

@@ -20,6 +20,7 @@ import redis.exceptions
 import protocol.messages as pm
 from protocol.errors import make_error
 from server import game, room, translate
+from server.connection import TokenBucket
 from server.feed import Sink, Subscription
 from server.runtime import Runtime
 from server.service import Cached, ServiceError, UnavailableError
@@ -47,6 +48,9 @@ class Context:
     conn_id: str
     sink: Sink
     send: Callable[[pm.Message], object]
+    address: str = ""
+    #: this connection's room-creation quota
+    rooms: TokenBucket | None = None
     member: Member | None = None
 
 
@@ -144,8 +148,16 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     return _ack(ctx, command, pm.GetRoomResult(room=summary))
 
 
+def _creation_allowed(ctx: Context) -> bool:
+    """Room creation quotas: per connection and per client address (this process)."""
+    per_address = ctx.rt.room_quota(ctx.address)
+    return (ctx.rooms is None or ctx.rooms.take()) and per_address.take()
+
+
 async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.CreateRoom)
+    if not _creation_allowed(ctx):
+        raise ServiceError("rate_limited", "room creation quota used up: wait a minute")
     service = ctx.rt.service
     room_id, invite = await service.create_room(
         options=translate.engine_options(command.options),

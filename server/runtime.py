@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from protocol.transport import CloseCode
+from server.connection import TokenBucket
 from server.embedded_redis import EmbeddedRedis
 from server.feed import Feed
 from server.metrics import Metrics
@@ -61,6 +63,18 @@ class Runtime:
     draining: bool = False
     connections: dict[str, Connected] = field(default_factory=dict)
     per_address: dict[str, int] = field(default_factory=dict)
+    room_quotas: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
+
+    def room_quota(self, address: str) -> TokenBucket:
+        """The room-creation bucket of one client address (the 10,000 most recent kept)."""
+        bucket = self.room_quotas.get(address)
+        if bucket is None:
+            rate = self.settings.rooms_per_minute_per_address / 60
+            bucket = self.room_quotas[address] = TokenBucket(rate, 60)
+            if len(self.room_quotas) > 10_000:
+                self.room_quotas.popitem(last=False)
+        self.room_quotas.move_to_end(address)
+        return bucket
 
     @property
     def player_lease_ms(self) -> int:

@@ -42,7 +42,9 @@ Frame = bytes | str
 
 
 class Session:
-    def __init__(self, websocket: WebSocket, runtime: Runtime, encoding: Encoding) -> None:
+    def __init__(
+        self, websocket: WebSocket, runtime: Runtime, encoding: Encoding, address: str = ""
+    ) -> None:
         self.ws = websocket
         self.rt = runtime
         self.encoding = encoding
@@ -59,7 +61,14 @@ class Session:
         self.queue: asyncio.Queue[Frame | object] = asyncio.Queue()
         self.queue_limit = settings.send_queue_size
         self.close_code: int | None = None
-        self.ctx = handlers.Context(runtime, self.conn_id, self._on_event, self._send)
+        self.ctx = handlers.Context(
+            runtime,
+            self.conn_id,
+            self._on_event,
+            self._send,
+            address=address,
+            rooms=conn.TokenBucket(settings.rooms_per_minute / 60, 5),
+        )
         self.idle = asyncio.Event()
         self.idle.set()
         self._reader: asyncio.Task[None] | None = None

@@ -64,6 +64,17 @@ class Settings:
     absent_turn_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_ABSENT_TURN_SECONDS"))
     #: On SIGTERM, how long commands in flight may take before sockets are closed anyway.
     shutdown_grace_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_SHUTDOWN_GRACE"))
+    #: Seconds a new HTTP connection may take to send its first request's headers.
+    handshake_timeout_seconds: float = field(
+        default=10.0, metadata=_env("YAHTZEE_HANDSHAKE_SECONDS")
+    )
+    #: Most WebSocket connections one client address may hold on one process.
+    max_connections_per_address: int = field(default=256, metadata=_env("YAHTZEE_MAX_PER_ADDRESS"))
+    #: Rooms one connection may create per minute (burst 5), and one address (burst 60).
+    rooms_per_minute: float = field(default=6.0, metadata=_env("YAHTZEE_ROOMS_PER_MINUTE"))
+    rooms_per_minute_per_address: float = field(
+        default=30.0, metadata=_env("YAHTZEE_ROOMS_PER_MINUTE_PER_ADDRESS")
+    )
     #: Most open connections per process (uvicorn answers 503 beyond it).
     max_connections: int = field(default=20_000, metadata=_env("YAHTZEE_MAX_CONNECTIONS"))
     #: Negotiate permessage-deflate ("1"/"0"); off by default: it costs more CPU than it saves
@@ -101,6 +112,10 @@ class Settings:
             "redis_buckets",
             "redis_max_connections",
             "redis_timeout_seconds",
+            "handshake_timeout_seconds",
+            "max_connections_per_address",
+            "rooms_per_minute",
+            "rooms_per_minute_per_address",
         )
         for name in positive:
             if getattr(self, name) <= 0:

@@ -1,0 +1,65 @@
+"""HTTP connections that never finish their request are closed.
+
+uvicorn times out idle keep-alive connections but not a request whose headers never complete
+(slowloris): a few hundred such sockets would hold the process's connection slots for good.
+These protocol classes close a connection whose first request has not started within
+``YAHTZEE_HANDSHAKE_SECONDS``; once a request started (or the connection became a WebSocket)
+the timer has nothing to do. uvicorn is given ``server.guard:GuardedProtocol`` (the fastest
+one available) as its ``http`` option.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from server.settings import Settings
+
+__all__ = ["GuardedH11Protocol", "GuardedProtocol"]
+
+
+class _HeaderDeadline:
+    """Mixin for uvicorn's HTTP protocols (both keep the current request in ``cycle``)."""
+
+    _header_seconds: float | None = None
+    _header_timer: asyncio.TimerHandle | None = None
+    cycle: Any
+    transport: Any
+
+    @classmethod
+    def header_seconds(cls) -> float:
+        if _HeaderDeadline._header_seconds is None:
+            _HeaderDeadline._header_seconds = Settings.from_env().handshake_timeout_seconds
+        return _HeaderDeadline._header_seconds
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        loop = asyncio.get_running_loop()
+        self._header_timer = loop.call_later(self.header_seconds(), self._header_deadline)
+
+    def _header_deadline(self) -> None:
+        transport = self.transport
+        if self.cycle is None and transport.get_protocol() is self and not transport.is_closing():
+            transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+
+class GuardedH11Protocol(_HeaderDeadline, H11Protocol):
+    """uvicorn's pure-Python HTTP protocol with the header deadline."""
+
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class GuardedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the header deadline."""
+
+    GuardedProtocol: type[asyncio.Protocol] = GuardedHttpToolsProtocol
+except ImportError:  # httptools is an optional speed-up
+    GuardedProtocol = GuardedH11Protocol
