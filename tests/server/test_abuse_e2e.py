@@ -108,7 +108,7 @@ async def test_events_are_paginated_and_invites_travel_only_in_a_header(
             assert first["next_after"] == 1
             rest = await http.get(f"{url}/events", params={"after": 1}, headers=headers)
             assert rest.json()["next_after"] is None
-            assert [e["seq"] for e in rest.json()["events"]][0] == 2
+            assert rest.json()["events"][0]["seq"] == 2
             bad = await http.get(f"{url}/events", params={"limit": 0}, headers=headers)
             assert bad.status_code == 400
             assert bad.json()["code"] == "invalid_field"
