@@ -118,6 +118,9 @@ class Feed:
         self._redis = redis
         self._pubsub = _PubSub(redis.connection_pool, self._refill_all)
         self._rooms: dict[str, _Room] = {}
+        # redis-py's PubSub is not safe for concurrent (un)subscribe calls: the first ones
+        # would each open a connection of their own
+        self._subscribing = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
         #: A test hook: pub/sub messages for which it returns True are dropped, as if lost.
         self.lose: Callable[[str], bool] | None = None
@@ -154,7 +157,8 @@ class Feed:
         if room is None:
             room = self._rooms[room_id] = _Room(room_id)
             room.subscribed = asyncio.get_running_loop().create_future()
-            await self._pubsub.ssubscribe(self.store.channel(room_id))
+            async with self._subscribing:
+                await self._pubsub.ssubscribe(self.store.channel(room_id))
             self._pubsub.connected.set()
         sub = Subscription(room_id, after_seq, sink, self)
         room.subs.add(sub)
@@ -202,9 +206,10 @@ class Feed:
         task.add_done_callback(_ignore_result)
 
     async def _sunsubscribe(self, room_id: str) -> None:
-        if room_id not in self._rooms:  # nobody subscribed again meanwhile
-            with contextlib.suppress(aioredis.RedisError, OSError):
-                await self._pubsub.sunsubscribe(self.store.channel(room_id))
+        async with self._subscribing:
+            if room_id not in self._rooms:  # nobody subscribed again meanwhile
+                with contextlib.suppress(aioredis.RedisError, OSError):
+                    await self._pubsub.sunsubscribe(self.store.channel(room_id))
 
     # -- delivering -----------------------------------------------------------------------------
 

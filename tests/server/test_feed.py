@@ -144,3 +144,18 @@ async def test_a_new_subscriber_does_not_move_anyone_else(
     await late.until(9)
     assert early.seqs == list(range(1, 10))
     assert late.seqs == list(range(3, 10))
+
+
+async def test_many_rooms_subscribe_at_once(
+    setup: tuple[Feed, RedisStore, aioredis.Redis],
+) -> None:
+    feed, store, _ = setup
+    rooms = [Room(store, f"many{i}") for i in range(40)]
+    sinks = [Sink() for _ in rooms]
+    await asyncio.gather(
+        *(feed.subscribe(r.room_id, 0, s) for r, s in zip(rooms, sinks, strict=True))
+    )
+    await asyncio.gather(*(r.commit(1) for r in rooms))
+    for sink in sinks:
+        await sink.until(1)
+    assert all(s.seqs == [1] for s in sinks)
