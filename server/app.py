@@ -65,7 +65,7 @@ def redis_client(url: str, settings: Settings) -> Any:
         socket_connect_timeout=settings.redis_timeout_seconds,
         retry=Retry(ExponentialBackoff(cap=0.2), 1),
     )
-    return aioredis.Redis(connection_pool=pool)
+    return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 
 
 # -- WebSocket ----------------------------------------------------------------------------------

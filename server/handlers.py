@@ -128,11 +128,20 @@ async def _ping(ctx: Context, command: pm.ClientMessage) -> Handled:
     return Handled(pm.Pong(id=command.id))
 
 
+LOBBY_CACHE_MS = 1000
+
+
 async def public_rooms(rt: Runtime, limit: int) -> list[pm.RoomSummary]:
-    """Public rooms of the lobby index, most recently active first."""
-    raw = await rt.store.index_list(rt.service.clock(), limit * 2)
-    rooms = [translate.room_summary(json.loads(s)) for s in raw]
-    return [r for r in rooms if r.public][:limit]
+    """Public rooms of the lobby index, most recently active first. The list is read at most
+    once a second per process (and again at once after this process changed an entry): a
+    flood of listings costs Redis nothing more."""
+    now, writes = rt.service.clock(), rt.service.index_writes
+    cached = rt.lobby_cache
+    if cached is None or now - cached[0] >= LOBBY_CACHE_MS or cached[1] != writes:
+        raw = await rt.store.index_list(now, 1000)
+        rooms = [translate.room_summary(json.loads(s)) for s in raw]
+        cached = rt.lobby_cache = (now, writes, [r for r in rooms if r.public])
+    return cached[2][:limit]
 
 
 async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:

@@ -64,6 +64,8 @@ class Runtime:
     connections: dict[str, Connected] = field(default_factory=dict)
     per_address: dict[str, int] = field(default_factory=dict)
     room_quotas: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
+    #: the public lobby as last read (ms, index writes, rooms), see ``handlers.public_rooms``
+    lobby_cache: tuple[int, int, list[Any]] | None = None
 
     def room_quota(self, address: str) -> TokenBucket:
         """The room-creation bucket of one client address (the 10,000 most recent kept)."""

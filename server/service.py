@@ -144,6 +144,8 @@ class GameService:
         self.clock = clock
         self.dice = dice
         self._cache: OrderedDict[str, Cached] = OrderedDict()
+        #: how many lobby entries this process wrote (a local listing cache compares it)
+        self.index_writes = 0
 
     # -- the cache ----------------------------------------------------------------------------
 
@@ -275,6 +277,7 @@ class GameService:
             if created or any(isinstance(e, _SUMMARY_EVENTS) for e in events):
                 summary = json.dumps(room.summary(room_id, after)).encode()
                 await self.store.index_put(room_id, summary, now + ttl * 1000)
+                self.index_writes += 1
         except redis.exceptions.RedisError as exc:
             log.warning("room %s: hint not written: %s", room_id, exc)
 

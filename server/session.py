@@ -1,15 +1,17 @@
-"""One WebSocket connection: a reader task and a writer task around a bounded send queue.
+"""One WebSocket connection: a reader and a writer around a bounded send queue.
 
-The reader hands each frame to the sans-I/O :class:`~server.connection.Connection` and runs
-the commands it lets through with :func:`server.handlers.handle`, one at a time, in order; it
-queues each reply. Room events arrive from the feed through a sink that never blocks: when the
-queue is full the client is not reading, and it is closed with 4000 rather than delay its room.
-The writer is the only task that sends.
+The reader (the connection's own ASGI task) hands each frame to the sans-I/O
+:class:`~server.connection.Connection` and runs the commands it lets through with
+:func:`server.handlers.handle`, one at a time, in order; it queues each reply. Room events arrive
+from the feed through a sink that never blocks: when the queue is full the client is not
+reading, and it is closed with 4000 rather than delay its room. The writer is the only task that
+sends; it exists only while frames are queued, so an idle connection costs no task of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -58,8 +60,9 @@ class Session:
                 burst=settings.rate_burst,
             ),
         )
-        self.queue: asyncio.Queue[Frame | object] = asyncio.Queue()
+        self.queue: collections.deque[Frame | object] = collections.deque()
         self.queue_limit = settings.send_queue_size
+        self._writer: asyncio.Task[None] | None = None
         self.close_code: int | None = None
         self.ctx = handlers.Context(
             runtime,
@@ -71,7 +74,6 @@ class Session:
         )
         self.idle = asyncio.Event()
         self.idle.set()
-        self._reader: asyncio.Task[None] | None = None
 
     @property
     def role(self) -> str | None:
@@ -92,18 +94,13 @@ class Session:
 
     async def run(self) -> None:
         self._send(self._welcome())
-        writer = asyncio.create_task(self._writer(), name=f"writer-{self.conn_id}")
-        self._reader = asyncio.create_task(self._read_loop(), name=f"reader-{self.conn_id}")
         try:
-            await asyncio.wait({writer, self._reader}, return_when=asyncio.FIRST_COMPLETED)
+            await self._read_loop()
         finally:
-            if not self._reader.done():
-                self._reader.cancel()
-            await asyncio.wait({self._reader}, timeout=5)
-            if not writer.done():
-                self.close(CloseCode.NORMAL)
+            writer = self._writer
+            if writer is not None:
                 await asyncio.wait({writer}, timeout=5)
-                writer.cancel()  # a client that does not read its close frame
+                writer.cancel()  # a client that does not read what is queued for it
             await self._leave_room(disconnect=True)
 
     def _welcome(self) -> pm.Welcome:
@@ -128,31 +125,40 @@ class Session:
         """Ask the writer to flush what is queued and close with ``code``."""
         if self.close_code is None:
             self.close_code = code
-            self.queue.put_nowait(_CLOSE)
+            if code == CloseCode.SLOW_CONSUMER:
+                self.queue.clear()  # it does not read them anyway: close at once
+            self.queue.append(_CLOSE)
+            self._wake_writer()
 
     async def drain(self) -> None:
-        """Shutdown: let the command in flight finish, then close with 1012 (service restart)."""
+        """Shutdown: let the command in flight finish, then close with 1012 (service restart);
+        the reader ignores frames from now on (``rt.draining``)."""
         await self.idle.wait()
-        if self._reader is not None:
-            self._reader.cancel()
         self.close(CloseCode.SERVICE_RESTART)
 
     # -- writing --------------------------------------------------------------------------------
 
-    async def _writer(self) -> None:
+    def _wake_writer(self) -> None:
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        """Send what is queued, then end (a new frame starts a new writer)."""
         try:
-            while True:
-                frame = await self.queue.get()
+            while self.queue:
+                frame = self.queue.popleft()
                 if frame is _CLOSE:
-                    break
-                if isinstance(frame, bytes):
+                    with contextlib.suppress(Exception):
+                        await self.ws.close(self.close_code or CloseCode.NORMAL)
+                    self.queue.clear()
+                elif isinstance(frame, bytes):
                     await self.ws.send_bytes(frame)
                 elif isinstance(frame, str):
                     await self.ws.send_text(frame)
         except (WebSocketDisconnect, RuntimeError, OSError):
-            return
-        with contextlib.suppress(Exception):
-            await self.ws.close(self.close_code or CloseCode.NORMAL)
+            self.queue.clear()  # the peer is gone
+        finally:
+            self._writer = None
 
     def _send(self, message: pm.Message) -> Frame | None:
         """Encode and queue one message; returns the frame (None when it was not queued)."""
@@ -167,12 +173,13 @@ class Session:
         """Queue one frame; a client whose queue is full is closed with 4000 instead."""
         if self.close_code is not None:
             return False
-        if self.queue.qsize() >= self.queue_limit:
+        if len(self.queue) >= self.queue_limit:
             self.rt.metrics.slow_clients.inc()
             log.info("closing slow client %s", self.conn_id)
             self.close(CloseCode.SLOW_CONSUMER)
             return False
-        self.queue.put_nowait(frame)
+        self.queue.append(frame)
+        self._wake_writer()
         return True
 
     # -- reading --------------------------------------------------------------------------------

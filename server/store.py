@@ -302,20 +302,32 @@ class RedisStore:
 
     async def index_list(self, now: int, limit: int) -> list[bytes]:
         """Summaries of live rooms, most recently active first (expired entries pruned)."""
-        found: list[tuple[float, bytes]] = []
-        for bucket in range(self.buckets):
+        buckets = range(self.buckets)
+        pipe = self.redis.pipeline(transaction=False)
+        for bucket in buckets:  # one round trip for every bucket's expired and live rooms
+            index = self._global("rooms", bucket)
+            pipe.zrangebyscore(index, "-inf", now, start=0, num=1000)
+            pipe.zrevrangebyscore(index, "+inf", f"({now}", start=0, num=limit, withscores=True)
+        replies = await pipe.execute()
+        pipe = self.redis.pipeline(transaction=False)
+        listed: list[list[tuple[bytes, float]]] = []
+        for bucket in buckets:
+            expired, live = replies[2 * bucket], replies[2 * bucket + 1]
             index, info = self._global("rooms", bucket), self._global("rooms:info", bucket)
-            expired = await self.redis.zrangebyscore(index, "-inf", now, start=0, num=1000)
             if expired:
-                pipe = self.redis.pipeline(transaction=False)
                 pipe.zrem(index, *expired)
                 pipe.hdel(info, *expired)
-                await pipe.execute()
-            ids = await self.redis.zrevrange(index, 0, limit - 1, withscores=True)
-            if not ids:
-                continue
-            summaries = await self.redis.hmget(info, [room for room, _ in ids])
-            found += [(score, s) for (_, score), s in zip(ids, summaries, strict=True) if s]
+            if live:
+                pipe.hmget(info, [room for room, _ in live])
+                listed.append(live)
+        replies = await pipe.execute() if listed or len(pipe) else []
+        summaries = [r for r in replies if isinstance(r, list)]
+        found = [
+            (score, summary)
+            for live, values in zip(listed, summaries, strict=True)
+            for (_, score), summary in zip(live, values, strict=True)
+            if summary
+        ]
         found.sort(key=lambda item: -item[0])
         return [summary for _, summary in found[:limit]]
 

@@ -296,6 +296,8 @@ async def test_expect_seq_stale_state_and_joker_field(server: ServerProcess) -> 
         await watcher.ok("spectate", room=room)
         await watcher.wait_for(lambda: watcher.snapshots)
         assert watcher.snapshots[0]["state"]["joker"] is False
+        # the spectator count is announced (coalesced) shortly after: let it land first
+        await watcher.wait_event(lambda e: e["type"] == "spectators")
         seq = (await get_json(f"{server.http}/rooms/{room}"))["seq"]
         log_before = (await get_json(f"{server.http}/rooms/{room}/events"))["events"]
         # an outdated expect_seq: refused before any rules check, and nothing changes
