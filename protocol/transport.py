@@ -16,6 +16,7 @@ __all__ = [
     "MAX_CLIENT_FRAME_BYTES",
     "MAX_NESTING_DEPTH",
     "MAX_SERVER_FRAME_BYTES",
+    "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
     "SUBPROTOCOLS",
     "SUBPROTOCOL_REFUSAL_REASON",
@@ -27,6 +28,10 @@ __all__ = [
 
 PROTOCOL_VERSION: Final = 1
 """Version of the wire protocol defined by this package (part of every subprotocol name)."""
+
+PROTOCOL_MINOR: Final = 1
+"""Minor version (compatible additions) of this package; announced in ``welcome``, not in the
+subprotocol name (SPEC.md "Versioning")."""
 
 ENDPOINT_PATH: Final = "/ws"
 """Path of the WebSocket endpoint."""

@@ -20,9 +20,9 @@ from protocol import (
     decode_client,
     decode_server,
     encode,
-    generate,
     to_dict,
 )
+from protocol.tools import generate
 
 PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "protocol"
 VECTORS = PROTOCOL_DIR / "vectors"
@@ -77,7 +77,7 @@ def expected_outputs() -> dict[Path, str]:
 def test_generated_file_is_up_to_date(path: Path) -> None:
     expected = expected_outputs()[path]
     actual = path.read_text(encoding="utf-8")
-    assert actual == expected, f"{path.name} is stale: run `python -m protocol.generate`"
+    assert actual == expected, f"{path.name} is stale: run `python -m protocol.tools.generate`"
 
 
 def test_generator_check_mode_reports_nothing_stale(capsys: pytest.CaptureFixture[str]) -> None:
@@ -269,7 +269,7 @@ def test_fill_spec_rejects_broken_templates() -> None:
 
 def test_walkthrough_seqs_are_consecutive() -> None:
     from protocol import Event
-    from protocol.examples import WALKTHROUGH
+    from protocol.tools.examples import WALKTHROUGH
 
     seqs = [step.message.seq for step in WALKTHROUGH if isinstance(step.message, Event)]
     # Events appear in log order; the repeated seq is the replay to Bob; one gap is the elision.

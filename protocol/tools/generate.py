@@ -2,11 +2,14 @@
 
 Usage::
 
-    python -m protocol.generate           # rewrite protocol/vectors/*.json, schema.json, SPEC.md
-    python -m protocol.generate --check   # exit 1 if any of them is out of date
+    python -m protocol.tools.generate           # rewrite vectors/*.json, schema.json, SPEC.md
+    python -m protocol.tools.generate --check   # exit 1 if any of them is out of date
+
+Build-time tooling: ``protocol/tools/`` has no ``__init__.py`` and is not part of the installed
+``protocol`` package (it is a namespace directory, importable from a checkout only).
 
 Everything is derived from the code: the message classes (field names, types, bounds,
-descriptions via the JSON Schema that msgspec builds from them), :mod:`protocol.examples`
+descriptions via the JSON Schema that msgspec builds from them), ``protocol/tools/examples.py``
 (encoded with :mod:`protocol.codec`), the error and close code tables. SPEC.md is hand-written
 prose with blocks between ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->``
 that this module owns. The tests fail when any output differs from what is on disk.
@@ -23,7 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
-from protocol import examples, messages
+from protocol import messages
 from protocol.codec import decode_client, decode_server, encode_json, encode_msgpack, to_dict
 from protocol.errors import ERROR_CODES, DecodeError
 from protocol.messages import (
@@ -36,12 +39,14 @@ from protocol.messages import (
     ServerMessage,
     message_type,
 )
+from protocol.tools import examples
 from protocol.transport import (
     CLOSE_CODES,
     DEFAULT_HEARTBEAT_SECONDS,
     MAX_CLIENT_FRAME_BYTES,
     MAX_NESTING_DEPTH,
     MAX_SERVER_FRAME_BYTES,
+    PROTOCOL_MINOR,
     PROTOCOL_VERSION,
     SUBPROTOCOLS,
     Encoding,
@@ -59,11 +64,11 @@ __all__ = [
     "vector_files",
 ]
 
-PACKAGE_DIR: Final = Path(__file__).resolve().parent
+PACKAGE_DIR: Final = Path(__file__).resolve().parent.parent
 SPEC_PATH: Final = PACKAGE_DIR / "SPEC.md"
 SCHEMA_PATH: Final = PACKAGE_DIR / "schema.json"
 VECTORS_DIR: Final = PACKAGE_DIR / "vectors"
-GENERATOR: Final = "python -m protocol.generate"
+GENERATOR: Final = "python -m protocol.tools.generate"
 
 OBJECTS: Final = (
     "RoomOptions",
@@ -78,14 +83,8 @@ OBJECTS: Final = (
 )
 """Nested objects documented in SPEC.md section 4, in order."""
 
-RESULTS: Final = (
-    "EmptyResult",
-    "CreateRoomResult",
-    "ListRoomsResult",
-    "GetRoomResult",
-    "JoinResult",
-    "RejoinResult",
-)
+RESULTS: Final = tuple(cls.__name__ for cls in RESULT_TYPES.values())
+"""Ack result objects, one per command, in command order."""
 
 _BEGIN = re.compile(r"<!-- BEGIN GENERATED: ([\w:.-]+) -->\n")
 _END = "<!-- END GENERATED: {} -->"
@@ -116,10 +115,13 @@ def schema() -> dict[str, Any]:
     )
     defs = {"ClientMessage": client, "ServerMessage": server}
     defs.update(sorted(components.items()))
+    for name in RESULTS:  # msgspec leaves the tag field undescribed
+        tag = defs[name]["properties"]["command"]
+        tag["description"] = "The command this result answers (v1.1; absent from v1.0 servers)."
     document: dict[str, Any] = _clean(
         {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": f"Yahtzee wire protocol, version {PROTOCOL_VERSION}",
+            "title": f"Yahtzee wire protocol, version {PROTOCOL_VERSION}.{PROTOCOL_MINOR}",
             "description": (
                 "Every message of the protocol, as the JSON value of one frame (MessagePack "
                 "frames carry the same value). Generated from the code by "
@@ -227,6 +229,7 @@ def vector_files() -> dict[str, dict[str, Any]]:
     _check_coverage()
     common = {
         "protocol_version": PROTOCOL_VERSION,
+        "protocol_minor": PROTOCOL_MINOR,
         "generated_by": GENERATOR,
     }
     how = (
