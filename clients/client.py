@@ -29,7 +29,7 @@ Acks are read liberally (:func:`protocol.decode_server_liberally`): a result wit
 Room events reach the application twice over: :attr:`Client.model` (a :class:`RoomModel`,
 already updated when the event is delivered) and the async iterator :meth:`Client.events`.
 
-Heartbeats (SPEC.md section 8.2): the WebSocket library answers the server's pings; on top, a
+Heartbeats (SPEC.md section 11.2): the WebSocket library answers the server's pings; on top, a
 task sends an application ``ping`` every ``heartbeat`` seconds (default: the ``heartbeat_seconds``
 of ``welcome``), and a connection on which nothing at all arrived for twice that long is deemed
 dead and replaced.
@@ -132,7 +132,7 @@ RoomUpdate = Event | Snapshot
 
 Status = Literal["connecting", "connected", "reconnecting", "closed"]
 
-# Close codes after which reconnecting is pointless (SPEC.md section 8.1): the session is over
+# Close codes after which reconnecting is pointless (SPEC.md section 11.1): the session is over
 # (1000, also sent to the old connection of a seat taken back elsewhere), or we speak no
 # subprotocol of the server (1002).
 _FINAL_CLOSE_CODES = frozenset({CloseCode.NORMAL, CloseCode.PROTOCOL_ERROR})
@@ -140,7 +140,7 @@ _POLICY_PAUSE = 5.0  # after 1008 (rate limit abuse): reconnect only after sever
 
 
 class CommandError(Exception):
-    """The server refused a command: ``code`` is a stable string (SPEC.md section 7)."""
+    """The server refused a command: ``code`` is a stable string (SPEC.md section 9)."""
 
     def __init__(
         self, code: str, message: str, *, retryable: bool = False, seq: int | None = None

@@ -6,7 +6,7 @@ Pure (no I/O): :meth:`RoomModel.from_snapshot` builds the model from a ``snapsho
 ``seq`` raises :class:`SeqGapError`, because the model would then be wrong: the caller asks for a
 fresh snapshot instead.
 
-The model mirrors :class:`protocol.RoomState` field by field and follows SPEC.md section 9.8,
+The model mirrors :class:`protocol.RoomState` field by field and follows SPEC.md section 10.7,
 so a model rebuilt from a snapshot and a model that followed the events compare equal (the tests
 rely on that). A few fields only events can tell are extra: ``yahtzee_bonus_pending``,
 ``turn_over`` (set by ``scored`` until the next turn begins: the dice stay on the table, but

@@ -251,7 +251,7 @@ DEFAULT_LIMITS: Final = Limits(
     max_id_length=64,
     send_queue_limit=512,
 )
-"""Default limits of protocol version 1 (SPEC.md section 10): the reference server's defaults.
+"""Default limits of protocol version 1 (SPEC.md section 11.7): the reference server's defaults.
 
 A test checks them against ``server/settings.py``; servers may announce other values.
 """
@@ -795,7 +795,7 @@ class Error(Message, frozen=True, kw_only=True, tag="error"):
         CommandId | None, Meta(description="The command's id; null if it could not be read.")
     ]
     code: Annotated[
-        str, Meta(min_length=1, max_length=64, description="Stable error code (section 7).")
+        str, Meta(min_length=1, max_length=64, description="Stable error code (section 9).")
     ]
     message: Annotated[
         str, Meta(max_length=1024, description="Human-readable explanation (English).")

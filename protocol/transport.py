@@ -1,7 +1,7 @@
 """Transport-level constants: endpoint, subprotocol negotiation, limits and close codes.
 
 The protocol version and the encoding are negotiated in one step, with the WebSocket
-subprotocol (``Sec-WebSocket-Protocol``) header. See SPEC.md sections 2 and 8.
+subprotocol (``Sec-WebSocket-Protocol``) header. See SPEC.md sections 3 and 11.
 """
 
 import enum
@@ -112,7 +112,7 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
         ),
         CloseCode.INTERNAL_ERROR: (
             "Unexpected server failure, or heartbeat timeout: no Pong arrived within "
-            "`heartbeat_seconds` of a server Ping (section 8.2).",
+            "`heartbeat_seconds` of a server Ping (section 11.2).",
             "Reconnect with backoff and resume.",
         ),
         CloseCode.SERVICE_RESTART: (

@@ -17,12 +17,13 @@ from typing import Final
 import msgpack
 import msgspec
 
-from protocol.errors import ErrorCode, make_error
+from protocol.errors import ERROR_CODES, ErrorCode, make_error
 from protocol.messages import (
     DEFAULT_LIMITS,
     ClientMessage,
     CreateRoom,
     CreateRoomResult,
+    Error,
     GameOver,
     GameStarted,
     GetRoom,
@@ -230,7 +231,9 @@ create_room = CreateRoom(
     id="a3", seats=2, public=False, turn_seconds=60, options=OPTIONS, create_key=CREATE_KEY
 )
 ack_create_room = make_ack(create_room, CreateRoomResult(room=ROOM, invite_code=INVITE))
-join_ann = Join(id="a4", room=ROOM, name="Ann", invite_code=INVITE, seed=ANN_SEED)
+join_ann = Join(
+    id="a4", room=ROOM, name="Ann", invite_code=INVITE, join_key="5b0e6f3c-ann-1", seed=ANN_SEED
+)
 ann_joined = PlayerJoined(
     room=ROOM,
     seq=_log.next(),
@@ -552,12 +555,12 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
         ),
     ),
     Step(_B, _S, note="Bob connects with yahtzee.v1.msgpack (shown as JSON for reading)."),
-    Step(_S, _B, welcome_msgpack),
+    Step(_S, _B, note="welcome, as for Ann but with encoding msgpack (vector welcome_msgpack)."),
     Step(_B, _S, get_room_bob),
     Step(_S, _B, ack_get_room),
     Step(_B, _S, join_bob),
     Step(_S, _B, ack_join_bob),
-    Step(_S, _B, snapshot_bob),
+    Step(_S, _B, note="snapshot at seq 3: Ann's plus Bob (vector snapshot_lobby_two)."),
     Step(_S, _A, bob_joined),
     Step(_A, _S, start),
     Step(_S, _A + ", " + _B, roll_off, note="Highest total starts: no tie, no second round."),
@@ -590,7 +593,7 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_S, _A + ", " + _B, turn_bob_1),
     Step(_S, _A, ack_score),
     Step(_C, _S, note="Carol connects (json) and watches with the invite code."),
-    Step(_S, _C, welcome_json),
+    Step(_S, _C, note="welcome, as for Ann."),
     Step(_C, _S, spectate),
     Step(_S, _C, ack_spectate, note="resumed false: a snapshot follows, ending at ack.seq."),
     Step(_S, _C, snapshot_playing, note="No last_seq: a snapshot, then live events."),
@@ -625,7 +628,7 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_A, _S, leave),
     Step(_S, _A, ack_leave, note="After game_over: no event; Ann's token is revoked."),
 )
-"""The session of SPEC.md section 11."""
+"""The transcript of SPEC.md section 1 (quick start)."""
 
 # --------------------------------------------------------------------------------------------
 # Variants, so that every message type and interesting shape has a vector
@@ -714,7 +717,7 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
 )
 """Canonical client messages, by vector name."""
 
-SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
+_SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("welcome", welcome_json),
     ("welcome_msgpack", welcome_msgpack),
     ("ack", ack_hello),
@@ -757,6 +760,7 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("error_unavailable", make_error(ErrorCode.UNAVAILABLE, "a13", seq=None)),
     ("pong", pong),
     ("snapshot", snapshot_ann),
+    ("snapshot_lobby_two", snapshot_bob),
     ("snapshot_playing", snapshot_playing),
     ("player_joined", bob_joined),
     (
@@ -820,7 +824,21 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("game_over", game_over),
     ("spectators", spectators),
 )
-"""Canonical server messages, by vector name."""
+
+
+def _one_error_per_code(named: tuple[tuple[str, ServerMessage], ...]) -> tuple[str, ...]:
+    shown = {message.code for _, message in named if isinstance(message, Error)}
+    return tuple(f"error_{code}" for code in ERROR_CODES if code not in shown)
+
+
+ERROR_CODE_VECTORS: Final = _one_error_per_code(_SERVER_EXAMPLES)
+"""Names of the vectors added so that every error code has one (``error_<code>``)."""
+
+SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = _SERVER_EXAMPLES + tuple(
+    (name, make_error(name.removeprefix("error_"), f"e{index}", seq=None))
+    for index, name in enumerate(ERROR_CODE_VECTORS, start=1)
+)
+"""Canonical server messages, by vector name (one `error` vector at least per error code)."""
 
 LENIENT_EXAMPLES: Final[tuple[LenientExample, ...]] = (
     LenientExample(

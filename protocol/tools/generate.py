@@ -81,7 +81,7 @@ OBJECTS: Final = (
     "Standing",
     "Limits",
 )
-"""Nested objects documented in SPEC.md section 4, in order."""
+"""Nested objects documented in SPEC.md section 5.5, in order."""
 
 RESULTS: Final = tuple(cls.__name__ for cls in RESULT_TYPES.values())
 """Ack result objects, one per command, in command order."""
@@ -356,16 +356,17 @@ def _fields(name: str, defs: Mapping[str, Any]) -> str:
     return _table(rows, ["field", "type", "required", "description"])
 
 
-def _pretty(value: Any, indent: int = 0) -> str:
+def _pretty(value: Any, indent: int = 0, width: int = _WIDTH) -> str:
     compact = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    if not isinstance(value, dict | list) or indent + len(compact) <= _WIDTH:
+    if not isinstance(value, dict | list) or indent + len(compact) <= width:
         return compact
     pad = " " * (indent + 2)
     if isinstance(value, list):
-        items = [pad + _pretty(item, indent + 2) for item in value]
+        items = [pad + _pretty(item, indent + 2, width) for item in value]
         return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
     items = [
-        pad + json.dumps(key) + ": " + _pretty(item, indent + 2) for key, item in value.items()
+        pad + json.dumps(key) + ": " + _pretty(item, indent + 2, width)
+        for key, item in value.items()
     ]
     return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
 
@@ -374,10 +375,20 @@ def _hex_block(data: str) -> str:
     return "\n".join(data[i : i + 64] for i in range(0, len(data), 64))
 
 
+def _walkthrough_values() -> list[Any]:
+    return [to_dict(step.message) for step in examples.WALKTHROUGH if step.message is not None]
+
+
 def _example(vector: Mapping[str, Any], file: str) -> str:
     text: str = vector["json"]
     if len(text) <= _WIDTH:
         shown = f"JSON text frame:\n\n```json\n{text}\n```"
+    elif vector["value"] in _walkthrough_values():
+        # Long messages already shown in the transcript of section 1 are not repeated.
+        shown = (
+            f"JSON text frame: in the transcript of section 1 (vector `{vector['name']}` in "
+            f"`vectors/{file}`)."
+        )
     else:
         shown = (
             "JSON text frame (indented here for reading; the exact compact text is vector "
@@ -401,16 +412,27 @@ def _message_block(
         file = "server.json"
     parts = [_fields(cls.__name__, defs)]
     if tag in RESULT_TYPES:
-        result = RESULT_TYPES[tag].__name__
-        parts.append(f"Reply: `ack` with `result` {_link(result, defs)}.")
+        parts.append(_result_block(tag, defs))
     elif tag == "ping":
         parts.append("Reply: `pong` with the same `id` (not an `ack`).")
     rows = [vector for vector in vectors[file]["vectors"] if vector["type"] == tag]
     parts.append(_example(rows[0], file))
-    others = ", ".join(f"`{vector['name']}`" for vector in rows[1:])
+    named = [row["name"] for row in rows[1:] if row["name"] not in examples.ERROR_CODE_VECTORS]
+    others = ", ".join(f"`{name}`" for name in named)
+    if tag == "error":
+        others += ", and `error_<code>` for every other error code"
     if others:
         parts.append(f"More examples in `vectors/{file}`: {others}.")
     return "\n\n".join(parts)
+
+
+def _result_block(command: str, defs: Mapping[str, Any]) -> str:
+    # Each command's result is documented with the command, where a reader looks for it.
+    name = RESULT_TYPES[command].__name__
+    head = f'<a id="{_anchor("obj", name)}"></a>Reply: `ack` whose `result` is `{name}`'
+    if set(defs[name]["properties"]) == {"command"}:
+        return f'{head}, always `{{"command": "{command}"}}`.'
+    return f"{head}: {defs[name].get('description', '')}\n\n{_fields(name, defs)}"
 
 
 def _objects_block(names: Iterable[str], defs: Mapping[str, Any]) -> str:
@@ -532,7 +554,7 @@ def _walkthrough_block() -> str:
             lines.append(f"{head} {compact}")
         else:
             lines.append(head)
-            lines.append("    " + _pretty(value).replace("\n", "\n    "))
+            lines.append("    " + _pretty(value, width=112).replace("\n", "\n    "))
     return "```text\n" + "\n".join(lines) + "\n```"
 
 
@@ -545,7 +567,6 @@ def spec_blocks() -> dict[str, str]:
         "boxes": _boxes_block(),
         "enums": _enums_block(defs),
         "objects": _objects_block(OBJECTS, defs),
-        "results": _objects_block(RESULTS, defs),
         "errors": _errors_block(),
         "close-codes": _close_block(),
         "limits": _limits_block(defs),

@@ -238,7 +238,8 @@ SPEC = (PROTOCOL_DIR / "SPEC.md").read_text(encoding="utf-8")
 
 def test_spec_has_the_numbered_sections() -> None:
     numbers = re.findall(r"^## (\d+)\. ", SPEC, flags=re.MULTILINE)
-    assert numbers == [str(n) for n in range(1, 14)]
+    assert numbers == [str(n) for n in range(1, 16)]
+    assert "\n## 1. Quick start\n" in SPEC
 
 
 @pytest.mark.parametrize("tag", [*CLIENT_MESSAGE_TYPES, *SERVER_MESSAGE_TYPES])
