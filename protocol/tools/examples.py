@@ -24,6 +24,7 @@ from protocol.messages import (
     CreateRoom,
     CreateRoomResult,
     Error,
+    Event,
     GameOver,
     GameStarted,
     GetRoom,
@@ -82,10 +83,12 @@ from protocol.types import (
 
 __all__ = [
     "CLIENT_EXAMPLES",
+    "HTTP_EXAMPLES",
     "INVALID_EXAMPLES",
     "LENIENT_EXAMPLES",
     "SERVER_EXAMPLES",
     "WALKTHROUGH",
+    "HttpExample",
     "InvalidExample",
     "LenientExample",
     "Step",
@@ -1253,3 +1256,135 @@ INVALID_EXAMPLES: Final[tuple[InvalidExample, ...]] = (
     ),
 )
 """Frames a server must reject, with the code and the `id` of the `error` it answers."""
+
+# --------------------------------------------------------------------------------------------
+# The HTTP API (SPEC.md section 13)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpExample:
+    """One request of the HTTP API and the answer the server gives."""
+
+    name: str
+    route: str  # the documented route, e.g. "/rooms/{id}"
+    path: str  # the request path with its query, e.g. "/rooms/r-5fK2/events?after=0"
+    headers: tuple[tuple[str, str], ...]
+    status: int
+    body: object  # a JSON value, or a str for a text/plain body
+    note: str
+
+
+_INVITE_HEADER = (("X-Invite-Code", INVITE),)
+# The room's log up to seq 17: Ann's join (inside her snapshot in the transcript), then every
+# event of the transcript once (Bob's replay repeats one).
+_LOG: Final = tuple(
+    sorted(
+        {
+            event.seq: event
+            for event in (
+                ann_joined,
+                ann_host,
+                *(step.message for step in WALKTHROUGH if isinstance(step.message, Event)),
+            )
+            if event.seq <= turn_ann_2.seq
+        }.values(),
+        key=lambda event: event.seq,
+    )
+)
+
+
+def _json(*messages: Event) -> list[object]:
+    return [msgspec.json.decode(msgspec.json.encode(message)) for message in messages]
+
+
+def _http_error(code: str, message: str) -> dict[str, str]:
+    return {"code": code, "message": message}
+
+
+HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
+    HttpExample(
+        "lobby",
+        "/rooms",
+        "/rooms",
+        (),
+        200,
+        {"rooms": msgspec.json.decode(msgspec.json.encode((_yatzy_summary,)))},
+        "The public rooms that are not finished, as `RoomSummary` objects.",
+    ),
+    HttpExample(
+        "room_snapshot",
+        "/rooms/{id}",
+        f"/rooms/{ROOM}",
+        _INVITE_HEADER,
+        200,
+        msgspec.json.decode(msgspec.json.encode(snapshot_playing)),
+        "A `snapshot` message; this private room needs its invite code in the header.",
+    ),
+    HttpExample(
+        "room_private_without_code",
+        "/rooms/{id}",
+        f"/rooms/{ROOM}",
+        (),
+        403,
+        _http_error("invite_required", "The room is private: send X-Invite-Code."),
+        "Invite codes never go in the URL.",
+    ),
+    HttpExample(
+        "room_unknown",
+        "/rooms/{id}",
+        "/rooms/no-such-room",
+        (),
+        404,
+        _http_error("room_not_found", "No room has this id (or it was closed)."),
+        "Also for a finished room after its retention period.",
+    ),
+    HttpExample(
+        "events_first_page",
+        "/rooms/{id}/events",
+        f"/rooms/{ROOM}/events?after=0&limit=10",
+        _INVITE_HEADER,
+        200,
+        {"room": ROOM, "events": _json(*_LOG[:10]), "next_after": _LOG[9].seq},
+        "Events with seq > after, at most limit; next_after: ask for the next page with it.",
+    ),
+    HttpExample(
+        "events_last_page",
+        "/rooms/{id}/events",
+        f"/rooms/{ROOM}/events?after=10&limit=10",
+        _INVITE_HEADER,
+        200,
+        {"room": ROOM, "events": _json(*_LOG[10:]), "next_after": None},
+        "next_after null: no more events for now (the log of this example ends at seq 17).",
+    ),
+    HttpExample(
+        "events_bad_limit",
+        "/rooms/{id}/events",
+        f"/rooms/{ROOM}/events?limit=5000",
+        _INVITE_HEADER,
+        400,
+        _http_error("out_of_range", "limit must be 1..1000"),
+        "limit is 1..1000 (default 500); after is an integer >= 0 (default 0).",
+    ),
+    HttpExample("healthz", "/healthz", "/healthz", (), 200, "ok", "Text: the process answers."),
+    HttpExample("readyz", "/readyz", "/readyz", (), 200, {"ready": True}, "The storage answers."),
+    HttpExample(
+        "readyz_unavailable",
+        "/readyz",
+        "/readyz",
+        (),
+        503,
+        {"ready": False, "reason": "shutting down"},
+        "Not ready: the storage does not answer, or the process is shutting down.",
+    ),
+    HttpExample(
+        "metrics",
+        "/metrics",
+        "/metrics",
+        (),
+        200,
+        "# HELP ...\n# TYPE ...\n",
+        "Prometheus text format; metric names are not part of the protocol.",
+    ),
+)
+"""Requests of the HTTP API with their answers (vectors/http.json)."""

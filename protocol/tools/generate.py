@@ -263,6 +263,26 @@ def vector_files() -> dict[str, dict[str, Any]]:
             ),
             "vectors": _invalid(),
         },
+        "http.json": {
+            **common,
+            "description": (
+                "Requests of the HTTP API (SPEC.md section 13) and the answers: `status`, and "
+                "`body` as a JSON value (Content-Type application/json) or a string "
+                "(text/plain). `route` is the documented route the request belongs to."
+            ),
+            "vectors": [
+                {
+                    "name": example.name,
+                    "route": example.route,
+                    "request": f"GET {example.path}",
+                    "headers": dict(example.headers),
+                    "status": example.status,
+                    "body": example.body,
+                    "note": example.note,
+                }
+                for example in examples.HTTP_EXAMPLES
+            ],
+        },
     }
 
 

@@ -111,9 +111,44 @@ def test_the_server_serves_exactly_the_documented_http_api() -> None:
 
 
 @pytest.mark.parametrize("path", HTTP_API)
-def test_every_http_route_has_a_spec_section(path: str) -> None:
+def test_every_http_route_has_a_spec_section_and_a_vector(path: str) -> None:
     titles = " ".join(title for number, title in headings() if number.startswith("13."))
     assert f"`GET {path}`" in titles
+    assert path in {row["route"] for row in load(VECTORS / "http.json")["vectors"]}
+
+
+@cache
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    document = load(PROTOCOL_DIR / "schema.json")
+    root = {"$defs": document["$defs"], "$ref": f"#/$defs/{name}"}
+    validator: jsonschema.protocols.Validator = jsonschema.validators.validator_for(document)(root)
+    return validator
+
+
+@pytest.mark.parametrize(
+    "row", load(VECTORS / "http.json")["vectors"], ids=lambda row: str(row["name"])
+)
+def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
+    body = row["body"]
+    assert row["request"].startswith("GET /")
+    assert "invite" not in row["request"].lower(), "invite codes never go in URLs"
+    if row["route"] == "/readyz":
+        assert body["ready"] is (row["status"] == 200)
+    elif row["status"] >= 400:
+        assert body["code"] in ERROR_CODES
+    elif row["route"] == "/rooms":
+        for summary in body["rooms"]:
+            _validator("RoomSummary").validate(summary)
+    elif row["route"] == "/rooms/{id}":
+        _validator("Snapshot").validate(body)
+    elif row["route"] == "/rooms/{id}/events":
+        seqs = [event["seq"] for event in body["events"]]
+        after_match = re.search(r"after=(\d+)", row["request"])
+        after = int(after_match.group(1)) if after_match else 0
+        assert seqs == list(range(after + 1, after + 1 + len(seqs)))
+        assert body["next_after"] in (None, seqs[-1])
+        for event in body["events"]:
+            _validator("ServerMessage").validate(event)
 
 
 # --------------------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ def expected_outputs() -> dict[Path, str]:
         VECTORS / "client.json",
         VECTORS / "server.json",
         VECTORS / "invalid.json",
+        VECTORS / "http.json",
         PROTOCOL_DIR / "SPEC.md",
     ],
     ids=lambda path: path.name,
