@@ -209,6 +209,21 @@ def test_every_v10_client_vector_decodes_with_v11(row: dict[str, Any], encoding:
     assert _is_v10_value_plus_defaults(decoded, row["value"])
 
 
+V10_LENIENT = [("client", row) for row in load(V10 / "client.json")["decode_only"]] + [
+    ("server", row) for row in load(V10 / "server.json")["decode_only"]
+]
+
+
+@pytest.mark.parametrize(
+    ("direction", "row"), V10_LENIENT, ids=[f"{d}-{row['name']}" for d, row in V10_LENIENT]
+)
+def test_every_v10_decode_only_frame_still_decodes(direction: str, row: dict[str, Any]) -> None:
+    data = row["text"] if "text" in row else bytes.fromhex(row["binary_hex"])
+    decode = decode_client if direction == "client" else decode_server
+    decoded = to_dict(decode(data, Encoding(row["encoding"])))
+    assert _is_v10_value_plus_defaults(decoded, row["value"])
+
+
 @pytest.mark.parametrize("row", V10_INVALID, ids=lambda row: row["name"])
 def test_every_v10_invalid_vector_is_still_refused_the_same_way(row: dict[str, Any]) -> None:
     data = row["text"] if "text" in row else bytes.fromhex(row["binary_hex"])
