@@ -297,7 +297,7 @@ ack_join_bob = make_ack(join_bob, JoinResult(player=BOB, seat=1, token=BOB_TOKEN
 snapshot_bob = Snapshot(
     room=ROOM, seq=_log.seq, state=_lobby(_player(ANN, "Ann", 0), _player(BOB, "Bob", 1))
 )
-start = Start(id="a5")
+start = Start(id="a5", expect_seq=_log.seq)
 roll_off = RollOff(
     room=ROOM,
     seq=_log.next(),
@@ -325,7 +325,7 @@ turn_ann_1 = TurnChanged(
     server_time_ms=T0,
 )
 ack_start = make_ack(start, seq=_log.seq)
-roll_1 = Roll(id="a6")
+roll_1 = Roll(id="a6", expect_seq=_log.seq)
 rolled_1 = Rolled(
     room=ROOM,
     seq=_log.next(),
@@ -355,10 +355,10 @@ rolled_1 = Rolled(
     joker=False,
 )
 ack_roll_1 = make_ack(roll_1, seq=_log.seq)
-hold = Hold(id="a7", dice=(0, 1, 3))
+hold = Hold(id="a7", dice=(0, 1, 3), expect_seq=_log.seq)
 held = Held(room=ROOM, seq=_log.next(), player=ANN, held=(0, 1, 3))
 ack_hold = make_ack(hold, seq=_log.seq)
-roll_2 = Roll(id="a8", keep=(0, 1, 3))
+roll_2 = Roll(id="a8", keep=(0, 1, 3), expect_seq=_log.seq)
 rolled_2 = Rolled(
     room=ROOM,
     seq=_log.next(),
@@ -388,7 +388,7 @@ rolled_2 = Rolled(
     joker=False,
 )
 ack_roll_2 = make_ack(roll_2, seq=_log.seq)
-roll_bob_early = Roll(id="b3")
+roll_bob_early = Roll(id="b3", expect_seq=_log.seq)
 error_not_your_turn = make_error(
     ErrorCode.NOT_YOUR_TURN, "b3", seq=_log.seq, message="It is Ann's turn."
 )
@@ -457,7 +457,7 @@ rejoin = Rejoin(id="b4", room=ROOM, token=BOB_TOKEN, last_seq=bob_last_seen)
 missed = bob_disconnected
 bob_reconnected = PlayerReconnected(room=ROOM, seq=_log.next(), player=BOB)
 ack_rejoin = make_ack(rejoin, RejoinResult(player=BOB, seat=1, resumed=True), seq=_log.seq)
-roll_bob = Roll(id="b5")
+roll_bob = Roll(id="b5", expect_seq=_log.seq)
 rolled_bob = Rolled(
     room=ROOM,
     seq=_log.next(),
@@ -487,7 +487,7 @@ rolled_bob = Rolled(
     joker=False,
 )
 ack_roll_bob = make_ack(roll_bob, seq=_log.seq)
-score_bob = Score(id="b6", box=Box.FULL_HOUSE)
+score_bob = Score(id="b6", box=Box.FULL_HOUSE, expect_seq=_log.seq)
 scored_bob = Scored(
     room=ROOM,
     seq=_log.next(),
