@@ -3,7 +3,9 @@
 Each bot is one :class:`~clients.client.Client` (one connection, one seat). It plays with the
 greedy strategy of :mod:`clients.strategy`, from nothing but what the server sends: the dice, the
 rolls left and the per-box preview. A bot that is the host starts the game once every seat is
-taken. :func:`run_bots` creates a room (or joins an existing one) and fills N seats.
+taken. Its commands carry ``expect_seq``; a ``stale_state`` refusal makes it wait for the newer
+events and decide again. :func:`run_bots` creates a room (or joins an existing one) and fills N
+seats.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from clients.client import Client, CommandError
@@ -56,6 +58,10 @@ async def _act(client: Client, model: RoomModel) -> None:
         await client.roll(keep=decision.keep)
 
 
+def _caught_up(seq: int) -> Callable[[RoomModel], bool]:
+    return lambda model: model.seq >= seq
+
+
 def _finished(model: RoomModel) -> bool:
     return model.status is RoomStatus.FINISHED
 
@@ -96,7 +102,11 @@ async def play_seat(client: Client, *, delay: float = 0.0) -> list[Standing]:
                 await _act(client, model)
         except CommandError as exc:
             log.info("bot %s: %s", me, exc)
-            if exc.retryable:  # still failing after the client's own retries: pause, then retry
+            if exc.code == "stale_state" and exc.seq is not None:
+                # Decided on an old view (another event came in first): decide again once the
+                # model has caught up with the room.
+                await client.wait_for(_caught_up(exc.seq))
+            elif exc.retryable:  # still failing after the client's own retries: pause, then retry
                 await asyncio.sleep(0.5)
                 acted_at = -1
             elif model.phase is Phase.ROLLED and model.current_player == me and not model.turn_over:

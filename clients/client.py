@@ -12,19 +12,24 @@ are deduplicated by ``seq``, so nothing is lost and nothing is seen twice.
 
 Commands (:meth:`Client.roll`, :meth:`Client.join`, ...) get a fresh ``id`` and wait for their
 ``ack`` (the method returns the typed result) or ``error`` (it raises :class:`CommandError`),
-and then until :attr:`Client.model` has applied the events up to the ack's ``seq`` (events and
-ack may arrive in either order), so a caller always reads its own writes. Transient refusals
-(``retryable``) are resent with the same ``id`` a few times first. A
+and then until :attr:`Client.model` has applied the events up to the ack's ``seq`` (a v1.1
+server sends them first; an older one may send them after the ack), so a caller always reads
+its own writes. Play commands carry ``expect_seq`` (the model's ``seq``): a command decided on
+an old view is refused with ``stale_state`` instead of acting on a room that moved on. Transient
+refusals (``retryable``) are resent with the same ``id`` a few times first. A
 command whose reply was lost with the connection is sent again, with the same ``id``, after the
 resume: the server answers a repeated ``id`` from its idempotency cache instead of applying it
 twice. That cache is per seat, so it does not cover commands sent before the client held a seat
-(SPEC.md 9.4): a ``join`` therefore carries a ``join_key``, which makes its resend return the
-same seat; a resent ``create_room`` may create a second (empty) room.
+(SPEC.md "Command ids and retries"): a ``join`` therefore carries a ``join_key`` and a
+``create_room`` a ``create_key``, which make their resends return the same seat and room.
+
+Acks are read liberally (:func:`protocol.decode_server_liberally`): a result without the v1.1
+``command`` tag is read as the result of the command sent with that id.
 
 Room events reach the application twice over: :attr:`Client.model` (a :class:`RoomModel`,
 already updated when the event is delivered) and the async iterator :meth:`Client.events`.
 
-Heartbeats (SPEC.md section 8.2): the WebSocket library answers the server's pings; on top, a
+Heartbeats (SPEC.md section 11.2): the WebSocket library answers the server's pings; on top, a
 task sends an application ``ping`` every ``heartbeat`` seconds (default: the ``heartbeat_seconds``
 of ``welcome``), and a connection on which nothing at all arrived for twice that long is deemed
 dead and replaced.
@@ -67,7 +72,6 @@ from protocol import (
     CreateRoom,
     CreateRoomResult,
     DecodeError,
-    EmptyResult,
     Encoding,
     Error,
     Event,
@@ -76,7 +80,9 @@ from protocol import (
     GetRoom,
     GetRoomResult,
     Hello,
+    HelloResult,
     Hold,
+    HoldResult,
     Join,
     JoinResult,
     Joker,
@@ -88,17 +94,22 @@ from protocol import (
     Rejoin,
     RejoinResult,
     Release,
+    ReleaseResult,
     Roll,
+    RollResult,
     RoomOptions,
     RoomSummary,
     Rules,
     Score,
+    ScoreResult,
     Snapshot,
     Spectate,
+    SpectateResult,
     Start,
+    StartResult,
     Welcome,
-    decode_result,
     decode_server,
+    decode_server_liberally,
     encode,
     message_type,
     subprotocol_for,
@@ -121,7 +132,7 @@ RoomUpdate = Event | Snapshot
 
 Status = Literal["connecting", "connected", "reconnecting", "closed"]
 
-# Close codes after which reconnecting is pointless (SPEC.md section 8.1): the session is over
+# Close codes after which reconnecting is pointless (SPEC.md section 11.1): the session is over
 # (1000, also sent to the old connection of a seat taken back elsewhere), or we speak no
 # subprotocol of the server (1002).
 _FINAL_CLOSE_CODES = frozenset({CloseCode.NORMAL, CloseCode.PROTOCOL_ERROR})
@@ -129,7 +140,7 @@ _POLICY_PAUSE = 5.0  # after 1008 (rate limit abuse): reconnect only after sever
 
 
 class CommandError(Exception):
-    """The server refused a command: ``code`` is a stable string (SPEC.md section 7)."""
+    """The server refused a command: ``code`` is a stable string (SPEC.md section 9)."""
 
     def __init__(
         self, code: str, message: str, *, retryable: bool = False, seq: int | None = None
@@ -439,7 +450,7 @@ class Client:
             async for frame in ws:
                 self._last_received = asyncio.get_running_loop().time()
                 try:
-                    message = decode_server(frame, self.encoding)
+                    message = decode_server_liberally(frame, self.encoding, self._command_type)
                 except DecodeError as exc:
                     log.warning("ignoring an unreadable server frame: %s", exc)
                     continue
@@ -448,6 +459,11 @@ class Client:
                     return
         except ConnectionClosed:
             pass
+
+    def _command_type(self, command_id: str) -> str | None:
+        """The `type` of the pending command sent with this id (for untagged v1.0 acks)."""
+        pending = self._pending.get(command_id)
+        return message_type(pending.command) if pending is not None else None
 
     def _dispatch(self, message: object) -> bool:
         """Handle one server message; False asks to drop the connection (a seq gap)."""
@@ -569,8 +585,9 @@ class Client:
         enters (join, rejoin, spectate), whose snapshot is awaited the same way.
         """
         ack = await self._request_retrying(command)
-        result = decode_result(message_type(command), ack.result)
-        assert isinstance(result, result_type)
+        result = ack.result
+        if not isinstance(result, result_type):
+            raise CommandError("invalid_field", f"the ack of {command.id} has a wrong result")
         target = room or (self._session.room if self._session else None)
         if ack.seq is not None and target is not None:
             seq = ack.seq
@@ -594,14 +611,17 @@ class Client:
             yield item
 
     def next_id(self) -> str:
-        """A command id never used before in this client's session (SPEC.md 9.4)."""
+        """A command id never used before in this client's session.
+
+        See SPEC.md "Command ids and retries".
+        """
         return next(self._ids)
 
     # ------------------------------------------------------------------ commands
 
-    async def hello(self, client: str | None = None) -> EmptyResult:
+    async def hello(self, client: str | None = None) -> HelloResult:
         """Introduce the client to the server (sent by :meth:`connect` with ``client_name``)."""
-        return await self._command(Hello(id=self.next_id(), client=client), EmptyResult)
+        return await self._command(Hello(id=self.next_id(), client=client), HelloResult)
 
     async def create_room(
         self,
@@ -615,7 +635,11 @@ class Client:
         first_player: FirstPlayer | str = FirstPlayer.ROLL_OFF,
     ) -> CreateRoomResult:
         """Create a room with these rule options; the result has its id (and invite code if
-        private). The client does not enter it: :meth:`join` or :meth:`spectate` next."""
+        private). The client does not enter it: :meth:`join` or :meth:`spectate` next.
+
+        The command carries a fresh ``create_key``: if its ack is lost with the connection, the
+        resend after the reconnect returns the same room instead of creating a second one.
+        """
         options = RoomOptions(
             rules=Rules(rules),
             extra_yahtzees=ExtraYahtzees(extra_yahtzees),
@@ -628,6 +652,7 @@ class Client:
             public=public,
             turn_seconds=turn_seconds,
             options=options,
+            create_key=secrets.token_urlsafe(24),
         )
         return await self._command(command, CreateRoomResult)
 
@@ -659,8 +684,9 @@ class Client:
             ack = await self._request_retrying(command)
         finally:
             self._entering = None
-        result = decode_result("join", ack.result)
-        assert isinstance(result, JoinResult)
+        result = ack.result
+        if not isinstance(result, JoinResult):
+            raise CommandError("invalid_field", f"the ack of {command.id} has a wrong result")
         # The session is set before waiting for the snapshot, so that a reconnect in between
         # takes the seat back with the new token.
         self._session = _Session(room=room, token=result.token, invite_code=invite_code)
@@ -682,7 +708,7 @@ class Client:
     ) -> None:
         """Watch a room (a private room needs its ``invite_code``); resumed after reconnects."""
         command = Spectate(id=self.next_id(), room=room, invite_code=invite_code, last_seq=last_seq)
-        await self._enter(_Session(room=room, invite_code=invite_code), command, EmptyResult)
+        await self._enter(_Session(room=room, invite_code=invite_code), command, SpectateResult)
 
     async def _enter(self, session: _Session, command: Command, result_type: type[R]) -> R:
         """Run ``command``, which enters ``session.room``; the session is kept only if it
@@ -696,32 +722,44 @@ class Client:
 
     async def leave(self) -> None:
         """Leave the room (a player in a game forfeits). The client forgets the room and the
-        seat token at once, as SPEC.md 5.8 asks: leaving is final."""
+        seat token at once, as SPEC.md (`leave`) asks: leaving is final."""
         self._session = None
         self.model = None
         self.player = self.seat = None
         self._last_seq = 0
         await self._request_retrying(Leave(id=self.next_id()))
 
+    def _expect_seq(self) -> int | None:
+        """The seq of the view the caller decided on: the model's, if it shows our room."""
+        model, session = self.model, self._session
+        if model is None or session is None or model.room != session.room:
+            return None
+        return model.seq
+
     async def start(self) -> None:
         """Start the game (the host only)."""
-        await self._command(Start(id=self.next_id()), EmptyResult)
+        command = Start(id=self.next_id(), expect_seq=self._expect_seq())
+        await self._command(command, StartResult)
 
     async def roll(self, keep: Iterable[int] = ()) -> None:
         """Roll the dice, keeping those at the die indexes ``keep`` (the held ones)."""
-        await self._command(Roll(id=self.next_id(), keep=tuple(keep)), EmptyResult)
+        command = Roll(id=self.next_id(), keep=tuple(keep), expect_seq=self._expect_seq())
+        await self._command(command, RollResult)
 
     async def hold(self, dice: Iterable[int]) -> None:
         """Hold the dice at these indexes (0..4)."""
-        await self._command(Hold(id=self.next_id(), dice=tuple(dice)), EmptyResult)
+        command = Hold(id=self.next_id(), dice=tuple(dice), expect_seq=self._expect_seq())
+        await self._command(command, HoldResult)
 
     async def release(self, dice: Iterable[int]) -> None:
         """Release held dice at these indexes (0..4)."""
-        await self._command(Release(id=self.next_id(), dice=tuple(dice)), EmptyResult)
+        command = Release(id=self.next_id(), dice=tuple(dice), expect_seq=self._expect_seq())
+        await self._command(command, ReleaseResult)
 
     async def score(self, box: Box | str) -> None:
         """Score the current dice in ``box`` (one whose preview entry is allowed)."""
-        await self._command(Score(id=self.next_id(), box=Box(box)), EmptyResult)
+        command = Score(id=self.next_id(), box=Box(box), expect_seq=self._expect_seq())
+        await self._command(command, ScoreResult)
 
     async def ping(self) -> None:
         """An application round trip (waits for the ``pong``)."""

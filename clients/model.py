@@ -6,7 +6,7 @@ Pure (no I/O): :meth:`RoomModel.from_snapshot` builds the model from a ``snapsho
 ``seq`` raises :class:`SeqGapError`, because the model would then be wrong: the caller asks for a
 fresh snapshot instead.
 
-The model mirrors :class:`protocol.RoomState` field by field and follows SPEC.md section 9.8,
+The model mirrors :class:`protocol.RoomState` field by field and follows SPEC.md section 10.7,
 so a model rebuilt from a snapshot and a model that followed the events compare equal (the tests
 rely on that). A few fields only events can tell are extra: ``yahtzee_bonus_pending``,
 ``turn_over`` (set by ``scored`` until the next turn begins: the dice stay on the table, but
@@ -119,6 +119,12 @@ class RoomModel:
     turn_over: bool = False  # the player on turn has scored; the next turn has not begun
     roll_offs: list[RollOff] = field(default_factory=list)
     results: list[Standing] = field(default_factory=list)
+    # Provably fair dice (v1.1; None/empty from a v1.0 server or after a mid-game snapshot):
+    # the commitment announced before the first roll, the client seeds fixed at the start and
+    # the server seed revealed by `game_over`: enough to check every roll of the game.
+    dice_commitment: str | None = None
+    seeds: list[str] = field(default_factory=list)
+    server_seed: str | None = None
 
     # ---------------------------------------------------------------- construction
 
@@ -197,6 +203,7 @@ class RoomModel:
     def _apply(self, event: Event) -> None:
         match event:
             case PlayerJoined(player=pid, name=name, seat=seat):
+                self.dice_commitment = event.dice_commitment or self.dice_commitment
                 card: dict[Box, int | None] = dict.fromkeys(self.boxes)
                 self.players.append(PlayerModel(player=pid, name=name, seat=seat, scorecard=card))
                 self.players.sort(key=lambda p: p.seat)
@@ -223,6 +230,8 @@ class RoomModel:
             case GameStarted(order=order):
                 self.status = RoomStatus.PLAYING
                 self.order = list(order)
+                self.dice_commitment = event.dice_commitment or self.dice_commitment
+                self.seeds = list(event.seeds or ())
             case RollOff():
                 self.roll_offs.append(event)
             case TurnChanged(player=pid, round=rnd, deadline_ms=deadline):
@@ -267,6 +276,7 @@ class RoomModel:
                 self.round = len(self.boxes)
                 self.turn_over = True
                 self.results = list(results)
+                self.server_seed = event.server_seed
             case Spectators(count=count):
                 self.spectators = count
             case _:

@@ -23,8 +23,9 @@ Example::
     reply = make_ack(command.id, JoinResult(player="p-ann", seat=0, token="..."), seq=1)
 """
 
-from protocol import codec, errors, messages, transport
+from protocol import codec, compat, errors, messages, transport
 from protocol.codec import *  # noqa: F403
+from protocol.compat import *  # noqa: F403
 from protocol.errors import *  # noqa: F403
 from protocol.messages import *  # noqa: F403
 from protocol.transport import *  # noqa: F403
@@ -56,6 +57,7 @@ __all__ = [
     "boxes_for",
 ]
 __all__ += codec.__all__
+__all__ += compat.__all__
 __all__ += errors.__all__
 __all__ += messages.__all__
 __all__ += transport.__all__

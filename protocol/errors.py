@@ -38,7 +38,7 @@ ErrorCategory = Literal["decode", "service", "rules"]
 
 
 class ErrorCode(enum.StrEnum):
-    """Every error code defined by protocol version 1 (members compare equal to the strings)."""
+    """Every error code of protocol version 1.1 (members compare equal to the strings)."""
 
     # decode
     MALFORMED = "malformed"
@@ -173,7 +173,9 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),
         ErrorCode.GAME_NOT_STARTED: _rules("The game has not started yet."),
         ErrorCode.GAME_ALREADY_STARTED: _rules("The game has already started."),
-        ErrorCode.GAME_OVER: _rules("The game is over."),
+        ErrorCode.GAME_OVER: _rules(
+            "The game is over: no more play, and nobody can join the room (v1.1: also `join`)."
+        ),
         ErrorCode.ALREADY_JOINED: _rules("This player already has a seat in the room."),
         ErrorCode.NOT_A_PLAYER: _rules("The sender is not a player of this game."),
         ErrorCode.NOT_HOST: _rules("Only the host may do this."),

@@ -1,4 +1,4 @@
-"""Message definitions of protocol version 1: one frozen ``msgspec.Struct`` per message.
+"""Message definitions of protocol version 1.1: one frozen ``msgspec.Struct`` per message.
 
 Theory of operation
 -------------------
@@ -28,7 +28,14 @@ Class map::
     +-- Event                       server -> client, carries `room` and `seq`
         +-- PlayerJoined PlayerLeft PlayerDisconnected PlayerReconnected HostChanged
         +-- GameStarted RollOff Rolled Held Scored TurnChanged GameOver Spectators
-    Object                          nested objects and ack results (untagged)
+    Object                          nested objects (untagged maps)
+    +-- Result                      ack results, tagged by `command` (the command answered)
+        +-- HelloResult CreateRoomResult ListRoomsResult GetRoomResult JoinResult
+        +-- RejoinResult SpectateResult LeaveResult StartResult RollResult HoldResult
+        +-- ReleaseResult ScoreResult
+
+Version 1.1 only added optional fields (with defaults, so v1.0 frames still decode), one
+error code and the `command` tag of ack results (see ``protocol/CHANGELOG.md``).
 """
 
 from collections.abc import Mapping
@@ -42,7 +49,6 @@ from protocol.transport import MAX_CLIENT_FRAME_BYTES, Encoding
 from protocol.types import (
     MAX_SAFE_INTEGER,
     MAX_SEATS,
-    ROOM_ID_PATTERN,
     Box,
     CommandId,
     Count,
@@ -69,6 +75,7 @@ from protocol.types import (
 
 __all__ = [
     "CLIENT_MESSAGE_TYPES",
+    "CLIENT_SEED_PATTERN",
     "DEFAULT_LIMITS",
     "RESULT_TYPES",
     "SERVER_MESSAGE_TYPES",
@@ -78,7 +85,6 @@ __all__ = [
     "Command",
     "CreateRoom",
     "CreateRoomResult",
-    "EmptyResult",
     "Error",
     "Event",
     "GameOver",
@@ -87,11 +93,14 @@ __all__ = [
     "GetRoomResult",
     "Held",
     "Hello",
+    "HelloResult",
     "Hold",
+    "HoldResult",
     "HostChanged",
     "Join",
     "JoinResult",
     "Leave",
+    "LeaveResult",
     "Limits",
     "ListRooms",
     "ListRoomsResult",
@@ -108,21 +117,27 @@ __all__ = [
     "Rejoin",
     "RejoinResult",
     "Release",
+    "ReleaseResult",
+    "Result",
     "Roll",
     "RollOff",
     "RollOffRoll",
+    "RollResult",
     "Rolled",
     "RoomOptions",
     "RoomState",
     "RoomSummary",
     "Score",
+    "ScoreResult",
     "Scored",
     "ServerMessage",
     "Snapshot",
     "Spectate",
+    "SpectateResult",
     "Spectators",
     "Standing",
     "Start",
+    "StartResult",
     "Totals",
     "TurnChanged",
     "Welcome",
@@ -133,11 +148,12 @@ __all__ = [
 
 def _check_room_fields(obj: object, names: tuple[str, ...]) -> None:
     # msgspec (like Python's `re`) lets `$` match before a final newline; JSON Schema (ECMA 262)
-    # and RE2 do not. Rejecting the newline here makes every implementation agree.
+    # and RE2 do not. Rejecting the newline here makes every implementation agree. The check
+    # covers every field with an anchored pattern (room ids, client seeds).
     for name in names:
         value = getattr(obj, name)
         if isinstance(value, str) and value.endswith("\n"):
-            raise ValueError(f"Expected `str` matching regex {ROOM_ID_PATTERN!r} in field `{name}`")
+            raise ValueError(f"Expected `str` matching its pattern in field `{name}`")
 
 
 class Object(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
@@ -230,12 +246,15 @@ class Limits(Object, frozen=True, kw_only=True):
 DEFAULT_LIMITS: Final = Limits(
     max_frame_bytes=MAX_CLIENT_FRAME_BYTES,
     max_messages_per_second=20,
-    burst=40,
+    burst=60,
     max_name_length=32,
     max_id_length=64,
-    send_queue_limit=256,
+    send_queue_limit=512,
 )
-"""Default limits of protocol version 1 (SPEC.md section 10)."""
+"""Default limits of protocol version 1 (SPEC.md section 11.7): the reference server's defaults.
+
+A test checks them against ``server/settings.py``; servers may announce other values.
+"""
 
 
 class RoomSummary(Object, frozen=True, kw_only=True):
@@ -401,12 +420,21 @@ class Standing(Object, frozen=True, kw_only=True):
 # Ack results ---------------------------------------------------------------------------------
 
 
-class EmptyResult(Object, frozen=True, kw_only=True):
-    """Result of commands that return nothing: an empty map."""
+class Result(Object, frozen=True, kw_only=True, tag_field="command"):
+    """Base of ack results: a map whose first key `command` names the command answered.
+
+    `command` (new in v1.1) makes `ack.result` a discriminated union: read the result by its
+    `command`. A v1.0 server leaves it out; read such a result by the command you sent
+    (:func:`protocol.compat.decode_server_liberally`).
+    """
 
 
-class CreateRoomResult(Object, frozen=True, kw_only=True):
-    """Result of `create_room`."""
+class HelloResult(Result, frozen=True, kw_only=True, tag="hello"):
+    """Result of `hello`: nothing but the tag."""
+
+
+class CreateRoomResult(Result, frozen=True, kw_only=True, tag="create_room"):
+    """Result of `create_room` (the same room again for a repeated `create_key`)."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
 
@@ -416,7 +444,7 @@ class CreateRoomResult(Object, frozen=True, kw_only=True):
     ]
 
 
-class ListRoomsResult(Object, frozen=True, kw_only=True):
+class ListRoomsResult(Result, frozen=True, kw_only=True, tag="list_rooms"):
     """Result of `list_rooms`."""
 
     rooms: Annotated[
@@ -424,13 +452,13 @@ class ListRoomsResult(Object, frozen=True, kw_only=True):
     ]
 
 
-class GetRoomResult(Object, frozen=True, kw_only=True):
+class GetRoomResult(Result, frozen=True, kw_only=True, tag="get_room"):
     """Result of `get_room`."""
 
     room: Annotated[RoomSummary, Meta(description="The room.")]
 
 
-class JoinResult(Object, frozen=True, kw_only=True):
+class JoinResult(Result, frozen=True, kw_only=True, tag="join"):
     """Result of `join`. The token is sent only here: store it to `rejoin` later."""
 
     player: PlayerId
@@ -438,17 +466,69 @@ class JoinResult(Object, frozen=True, kw_only=True):
     token: Token
 
 
-class RejoinResult(Object, frozen=True, kw_only=True):
-    """Result of `rejoin`."""
+Resumed = Annotated[
+    bool | None,
+    Meta(
+        description="True: exactly the events after `last_seq` follow; false: a `snapshot` "
+        "follows (rebuild the room from it); null: a v1.0 server (look at what follows)."
+    ),
+]
+
+
+class RejoinResult(Result, frozen=True, kw_only=True, tag="rejoin"):
+    """Result of `rejoin`; `resumed` says whether missed events or a snapshot follow."""
 
     player: PlayerId
     seat: Seat
+    resumed: Resumed = None
+
+
+class SpectateResult(Result, frozen=True, kw_only=True, tag="spectate"):
+    """Result of `spectate`; `resumed` says whether missed events or a snapshot follow."""
+
+    resumed: Resumed = None
+
+
+class LeaveResult(Result, frozen=True, kw_only=True, tag="leave"):
+    """Result of `leave`: nothing but the tag."""
+
+
+class StartResult(Result, frozen=True, kw_only=True, tag="start"):
+    """Result of `start`: nothing but the tag."""
+
+
+class RollResult(Result, frozen=True, kw_only=True, tag="roll"):
+    """Result of `roll`: nothing but the tag (the dice are in the `rolled` event)."""
+
+
+class HoldResult(Result, frozen=True, kw_only=True, tag="hold"):
+    """Result of `hold`: nothing but the tag."""
+
+
+class ReleaseResult(Result, frozen=True, kw_only=True, tag="release"):
+    """Result of `release`: nothing but the tag."""
+
+
+class ScoreResult(Result, frozen=True, kw_only=True, tag="score"):
+    """Result of `score`: nothing but the tag (the points are in the `scored` event)."""
 
 
 AckResult: TypeAlias = (
-    EmptyResult | CreateRoomResult | ListRoomsResult | GetRoomResult | JoinResult | RejoinResult
+    HelloResult
+    | CreateRoomResult
+    | ListRoomsResult
+    | GetRoomResult
+    | JoinResult
+    | RejoinResult
+    | SpectateResult
+    | LeaveResult
+    | StartResult
+    | RollResult
+    | HoldResult
+    | ReleaseResult
+    | ScoreResult
 )
-"""Any ack result object."""
+"""Any ack result object, discriminated by its `command`."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -471,6 +551,16 @@ class Hello(Command, frozen=True, kw_only=True, tag="hello"):
     ] = None
 
 
+CreateKey = Annotated[
+    str,
+    Meta(
+        min_length=16,
+        max_length=64,
+        description="Client-generated idempotency key of a `create_room` (16..64 characters).",
+    ),
+]
+
+
 class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
     """Create a room; the creator is not seated until it sends `join`."""
 
@@ -480,6 +570,13 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
     options: Annotated[RoomOptions, Meta(description="Rule options; absent ones default.")] = (
         RoomOptions()
     )
+    create_key: Annotated[
+        CreateKey | None,
+        Meta(
+            description="Makes a repeated create safe: the same key within an hour returns the "
+            "same room instead of creating another (v1.1)."
+        ),
+    ] = None
 
 
 class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):
@@ -495,6 +592,30 @@ class GetRoom(Command, frozen=True, kw_only=True, tag="get_room"):
     invite_code: Annotated[InviteCode | None, Meta(description="Needed for a private room.")] = None
 
 
+CLIENT_SEED_PATTERN: Final = "^[ -~]+$"
+"""Regular expression of a client seed: printable ASCII (space to tilde)."""
+
+ClientSeed = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=64,
+        pattern=CLIENT_SEED_PATTERN,
+        description="Client seed: 1..64 printable ASCII characters.",
+    ),
+]
+DiceCommitment = Annotated[
+    str,
+    Meta(
+        pattern="^[0-9a-f]{64}$",
+        description="Lowercase hex SHA-256 of the room's 32-byte server seed.",
+    ),
+]
+ServerSeed = Annotated[
+    str,
+    Meta(pattern="^[0-9a-f]{64}$", description="The room's server seed, 64 lowercase hex digits."),
+]
+
 JoinKey = Annotated[
     str,
     Meta(min_length=1, max_length=64, description="Client-generated join key (1..64 characters)."),
@@ -504,7 +625,7 @@ JoinKey = Annotated[
 class Join(Command, frozen=True, kw_only=True, tag="join"):
     """Take a free seat in a room in the lobby."""
 
-    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+    _room_fields: ClassVar[tuple[str, ...]] = ("room", "seed")
 
     room: RoomId
     name: Name
@@ -515,6 +636,10 @@ class Join(Command, frozen=True, kw_only=True, tag="join"):
             description="Makes a repeated join safe: the same room and key again returns the "
             "same seat with a new token."
         ),
+    ] = None
+    seed: Annotated[
+        ClientSeed | None,
+        Meta(description="The player's seed for the provably fair dice (v1.1); null: none."),
     ] = None
 
 
@@ -638,6 +763,15 @@ class Welcome(Message, frozen=True, kw_only=True, tag="welcome"):
         UnixMs | None,
         Meta(description="The server's clock (Unix ms) when it sent this, or null."),
     ] = None
+    protocol_minor: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=MAX_SAFE_INTEGER,
+            description="Minor version the server speaks (1 for v1.1); absent from a v1.0 "
+            "server: 0.",
+        ),
+    ] = 0
 
 
 class Ack(Message, frozen=True, kw_only=True, tag="ack"):
@@ -649,23 +783,8 @@ class Ack(Message, frozen=True, kw_only=True, tag="ack"):
         Meta(description="The room's seq after the command; null when not in a room."),
     ]
     result: Annotated[
-        dict[str, Any],
-        Meta(
-            description="Command-specific result object (empty map for most commands).",
-            extra_json_schema={
-                "anyOf": [
-                    {"$ref": f"#/$defs/{cls.__name__}"}
-                    for cls in (
-                        CreateRoomResult,
-                        ListRoomsResult,
-                        GetRoomResult,
-                        JoinResult,
-                        RejoinResult,
-                        EmptyResult,
-                    )
-                ]
-            },
-        ),
+        AckResult,
+        Meta(description="Result of the command, tagged by `command` (the command answered)."),
     ]
 
 
@@ -676,7 +795,7 @@ class Error(Message, frozen=True, kw_only=True, tag="error"):
         CommandId | None, Meta(description="The command's id; null if it could not be read.")
     ]
     code: Annotated[
-        str, Meta(min_length=1, max_length=64, description="Stable error code (section 7).")
+        str, Meta(min_length=1, max_length=64, description="Stable error code (section 9).")
     ]
     message: Annotated[
         str, Meta(max_length=1024, description="Human-readable explanation (English).")
@@ -726,6 +845,13 @@ class PlayerJoined(Event, frozen=True, kw_only=True, tag="player_joined"):
     player: PlayerId
     name: Name
     seat: Seat
+    dice_commitment: Annotated[
+        DiceCommitment | None,
+        Meta(description="The room's dice commitment (v1.1); null from a v1.0 server."),
+    ] = None
+    seed: Annotated[
+        ClientSeed | None, Meta(description="The seed the player gave in `join`, or null.")
+    ] = None
 
 
 class PlayerLeft(Event, frozen=True, kw_only=True, tag="player_left"):
@@ -762,6 +888,18 @@ class GameStarted(Event, frozen=True, kw_only=True, tag="game_started"):
         Meta(min_length=1, description="Turn order of the whole game, first player first."),
     ]
     first_player: Annotated[FirstPlayer, Meta(description="The room's first_player option.")]
+    dice_commitment: Annotated[
+        DiceCommitment | None,
+        Meta(description="The room's dice commitment (v1.1); null from a v1.0 server."),
+    ] = None
+    seeds: Annotated[
+        Annotated[tuple[Annotated[str, Meta(max_length=64)], ...], Meta(max_length=MAX_SEATS)]
+        | None,
+        Meta(
+            description="Client seeds of the players seated at the start, in seat order, "
+            '"" for a player who gave none (v1.1); null from a v1.0 server.',
+        ),
+    ] = None
 
 
 class RollOff(Event, frozen=True, kw_only=True, tag="roll_off"):
@@ -785,7 +923,10 @@ class Rolled(Event, frozen=True, kw_only=True, tag="rolled"):
     dice: Dice5
     roll_number: Annotated[int, Meta(ge=1, le=3, description="1, 2 or 3.")]
     rolls_left: Annotated[int, Meta(ge=0, le=2, description="3 - roll_number.")]
-    held: Annotated[DiceIndexes, Meta(description="Indexes of the dice that were kept.")]
+    held: Annotated[
+        DiceIndexes,
+        Meta(description="Indexes of the dice that were kept: `keep`, ascending, no repeats."),
+    ]
     preview: PreviewList
     yahtzee_bonus_pending: Annotated[
         bool, Meta(description="Scoring now pays the +100 extra-Yahtzee bonus.")
@@ -845,6 +986,10 @@ class GameOver(Event, frozen=True, kw_only=True, tag="game_over"):
         tuple[Standing, ...],
         Meta(min_length=1, max_length=MAX_SEATS, description="Every player, by place then seat."),
     ]
+    server_seed: Annotated[
+        ServerSeed | None,
+        Meta(description="The room's server seed, revealed (v1.1); null from a v1.0 server."),
+    ] = None
 
 
 class Spectators(Event, frozen=True, kw_only=True, tag="spectators"):
@@ -880,37 +1025,32 @@ def _by_type(*classes: type[Message]) -> Mapping[str, type[Any]]:
     return MappingProxyType({message_type(cls): cls for cls in classes})
 
 
+def _by_type_of_result(*classes: type[Result]) -> Mapping[str, type[Any]]:
+    return MappingProxyType({str(cls.__struct_config__.tag): cls for cls in classes})
+
+
 CLIENT_MESSAGE_TYPES: Final[Mapping[str, type[ClientMessage]]] = _by_type(*get_args(ClientMessage))
 """Client message classes by wire `type`, in definition order."""
 
 SERVER_MESSAGE_TYPES: Final[Mapping[str, type[ServerMessage]]] = _by_type(*get_args(ServerMessage))
 """Server message classes by wire `type`, in definition order."""
 
-RESULT_TYPES: Final[Mapping[str, type[AckResult]]] = MappingProxyType(
-    {
-        "hello": EmptyResult,
-        "create_room": CreateRoomResult,
-        "list_rooms": ListRoomsResult,
-        "get_room": GetRoomResult,
-        "join": JoinResult,
-        "rejoin": RejoinResult,
-        "spectate": EmptyResult,
-        "leave": EmptyResult,
-        "start": EmptyResult,
-        "roll": EmptyResult,
-        "hold": EmptyResult,
-        "release": EmptyResult,
-        "score": EmptyResult,
-    }
-)
+RESULT_TYPES: Final[Mapping[str, type[AckResult]]] = _by_type_of_result(*get_args(AckResult))
 """Result class of the ack of each command type (`ping` is answered by `pong`, not `ack`)."""
 
 
-def make_ack(command_id: str, result: AckResult | None = None, *, seq: int | None = None) -> Ack:
-    """Build the `ack` for a command: ``make_ack("c3", JoinResult(...), seq=4)``.
+def make_ack(command: Command, result: AckResult | None = None, *, seq: int | None = None) -> Ack:
+    """Build the `ack` answering ``command``: ``make_ack(join, JoinResult(...), seq=4)``.
 
-    ``result`` defaults to the empty result. ``seq`` is the room's seq after the command, or
-    ``None`` when the connection is not in a room.
+    ``result`` defaults to the command's result class without fields (``RollResult()`` for a
+    `roll`); commands whose result has fields must pass it. ``seq`` is the room's seq after the
+    command (covering every event it caused), or ``None`` when the connection is not in a room.
+    Raises ``ValueError`` for a `ping` (answered by `pong`) or a result of another command.
     """
-    value = msgspec.json.decode(msgspec.json.encode(result if result is not None else {}))
-    return Ack(id=command_id, seq=seq, result=value)
+    cls = RESULT_TYPES.get(message_type(command))
+    if cls is None:
+        raise ValueError(f"a {message_type(command)!r} is not answered by an ack")
+    value = cls() if result is None else result  # type: ignore[call-arg]
+    if not isinstance(value, cls):
+        raise ValueError(f"a {message_type(command)!r} is answered by {cls.__name__}")
+    return Ack(id=command.id, seq=seq, result=value)

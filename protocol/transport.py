@@ -1,7 +1,7 @@
 """Transport-level constants: endpoint, subprotocol negotiation, limits and close codes.
 
 The protocol version and the encoding are negotiated in one step, with the WebSocket
-subprotocol (``Sec-WebSocket-Protocol``) header. See SPEC.md sections 2 and 8.
+subprotocol (``Sec-WebSocket-Protocol``) header. See SPEC.md sections 3 and 11.
 """
 
 import enum
@@ -16,6 +16,7 @@ __all__ = [
     "MAX_CLIENT_FRAME_BYTES",
     "MAX_NESTING_DEPTH",
     "MAX_SERVER_FRAME_BYTES",
+    "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
     "SUBPROTOCOLS",
     "SUBPROTOCOL_REFUSAL_REASON",
@@ -27,6 +28,10 @@ __all__ = [
 
 PROTOCOL_VERSION: Final = 1
 """Version of the wire protocol defined by this package (part of every subprotocol name)."""
+
+PROTOCOL_MINOR: Final = 1
+"""Minor version (compatible additions) of this package; announced in ``welcome``, not in the
+subprotocol name (SPEC.md "Versioning")."""
 
 ENDPOINT_PATH: Final = "/ws"
 """Path of the WebSocket endpoint."""
@@ -107,7 +112,7 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
         ),
         CloseCode.INTERNAL_ERROR: (
             "Unexpected server failure, or heartbeat timeout: no Pong arrived within "
-            "`heartbeat_seconds` of a server Ping (section 8.2).",
+            "`heartbeat_seconds` of a server Ping (section 11.2).",
             "Reconnect with backoff and resume.",
         ),
         CloseCode.SERVICE_RESTART: (

@@ -195,7 +195,7 @@ class Phase(enum.StrEnum):
 
 class Box(enum.StrEnum):
     """Name of a scorecard box. One enumeration for both rule sets; a room accepts only the 13
-    boxes of Yahtzee or the 15 boxes of Yatzy (SPEC.md section 4.3)."""
+    boxes of Yahtzee or the 15 boxes of Yatzy (SPEC.md section 5.3)."""
 
     ACES = "aces"
     ONES = "ones"

@@ -95,7 +95,7 @@ def room_seq(ctx: Context) -> int | None:
 
 def _ack(ctx: Context, command: pm.ClientMessage, result: pm.AckResult | None = None,
          seq: int | None = None) -> Handled:  # fmt: skip
-    return Handled(pm.make_ack(command.id, result, seq=seq if seq is not None else room_seq(ctx)))
+    return Handled(pm.make_ack(command, result, seq=seq if seq is not None else room_seq(ctx)))
 
 
 def _require_free(ctx: Context) -> None:
@@ -216,7 +216,7 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
     result = pm.JoinResult(
         player=player, seat=out.result["seat"], token=out.result.get("token", "")
     )
-    return Handled(pm.make_ack(command.id, result, seq=out.seq), enter=member)
+    return Handled(pm.make_ack(command, result, seq=out.seq), enter=member)
 
 
 async def _committed(
@@ -239,7 +239,7 @@ async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
         await ctx.rt.kick(command.room, previous)
     seat = at.record.game.seat_of(player)
     result = pm.RejoinResult(player=player, seat=seat if seat is not None else 0)
-    return Handled(pm.make_ack(command.id, result, seq=at.seq), enter=member)
+    return Handled(pm.make_ack(command, result, seq=at.seq), enter=member)
 
 
 async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -249,7 +249,7 @@ async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
     _check_invite(at.record, command.invite_code)
     member = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
     await ctx.rt.upkeep.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
-    return Handled(pm.make_ack(command.id, seq=member.subscription.cursor), enter=member)
+    return Handled(pm.make_ack(command, seq=member.subscription.cursor), enter=member)
 
 
 async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -261,7 +261,7 @@ async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
         key = f"{member.player}:{command.id}"
         out = await ctx.rt.seats.leave(member.room, member.player, ctx.conn_id, key)
         seq = out.seq
-    return Handled(pm.make_ack(command.id, seq=seq), leave=True)
+    return Handled(pm.make_ack(command, seq=seq), leave=True)
 
 
 # -- play -----------------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ async def _play(ctx: Context, command: pm.ClientMessage) -> Handled:
     out = await ctx.rt.service.play(
         room_id, player, command, conn_id=ctx.conn_id, cache_key=f"{player}:{command.id}"
     )
-    return Handled(pm.make_ack(command.id, seq=out.seq))
+    return Handled(pm.make_ack(command, seq=out.seq))
 
 
 _HANDLERS: dict[type[pm.ClientMessage], Handler] = {

@@ -9,20 +9,27 @@ from pathlib import Path
 
 import pytest
 from clients_live import LiveServer, spawn_server, stop_server
+from websockets.asyncio.client import ClientConnection
 
 from clients.backoff import Backoff
 from clients.bot import play_seat
 from clients.client import Client, CommandError, ConnectionFailedError
 from clients.model import RoomModel
 from protocol import (
+    Command,
+    CreateRoom,
     Encoding,
     Event,
     GameOver,
+    Hold,
     PlayerDisconnected,
     PlayerReconnected,
+    Release,
+    Roll,
     RoomStatus,
     Scored,
     Snapshot,
+    Start,
     TurnChanged,
 )
 
@@ -32,7 +39,9 @@ TIMEOUT = 60
 def comparable(model: RoomModel) -> dict[str, object]:
     """The parts of a model a snapshot carries (results and roll-offs come only as events)."""
     data = dataclasses.asdict(model)
-    for key in ("results", "roll_offs", "yahtzee_bonus_pending", "turn_over"):
+    only_in_events = ("results", "roll_offs", "yahtzee_bonus_pending", "turn_over")
+    fair_dice = ("dice_commitment", "seeds", "server_seed")
+    for key in (*only_in_events, *fair_dice):
         data.pop(key)
     return data
 
@@ -104,6 +113,34 @@ async def test_errors_are_typed(live_server: LiveServer) -> None:
         # The client is still usable after an error.
         summary = await client.get_room(created.room)
         assert summary.players == ("Ann",)
+
+
+class RecordingClient(Client):
+    """A client that keeps every command it sends, to check what goes on the wire."""
+
+    sent: list[Command]
+
+    async def _send(self, ws: ClientConnection, command: Command) -> None:
+        self.__dict__.setdefault("sent", []).append(command)
+        await super()._send(ws, command)
+
+
+async def test_play_commands_carry_the_seq_they_were_decided_on(live_server: LiveServer) -> None:
+    async with RecordingClient(live_server.ws) as client:
+        created = await client.create_room(seats=1, first_player="seat_order")
+        await client.join(created.room, "Ann")
+        seen: list[int] = []
+        for act in (client.start, client.roll, lambda: client.hold([0, 1])):
+            assert client.model is not None
+            seen.append(client.model.seq)
+            await act()
+        await client.release([1])
+        sent = [c for c in client.sent if isinstance(c, Start | Roll | Hold | Release)]
+        assert [c.expect_seq for c in sent[:3]] == seen
+        assert sent[3].expect_seq == seen[-1] + 1  # the hold's own `held` event, applied
+        create = next(c for c in client.sent if isinstance(c, CreateRoom))
+        assert create.create_key is not None
+        assert 16 <= len(create.create_key) <= 64
 
 
 async def test_connecting_to_nothing_fails_clearly() -> None:

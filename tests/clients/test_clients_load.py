@@ -55,17 +55,21 @@ async def test_a_small_load_completes_with_a_clean_report(
 
     # Counts that follow from the set-up: one hello per connection, one room and one start per
     # game, a join per player, a spectate per spectator; every player fills all 13 boxes.
+    # Play commands carry expect_seq, so a move decided just before another event (the
+    # coalesced spectator count, a presence change) is refused with stale_state and decided
+    # again: that is the only error allowed, and each extra start or score is one of them.
     by_type = report.commands_by_type
+    assert set(report.errors) <= {"stale_state"}, report.errors
+    stale = report.errors.get("stale_state", 0)
     assert by_type["hello"] == report.clients
     assert by_type["create_room"] == GAMES
-    assert by_type["start"] == GAMES
+    assert GAMES <= by_type["start"] <= GAMES + stale
     assert by_type["join"] == GAMES * PLAYERS
     assert by_type["spectate"] == GAMES * SPECTATORS
-    assert by_type["score"] == GAMES * PLAYERS * 13
-    assert GAMES * PLAYERS * 13 <= by_type["roll"] <= GAMES * PLAYERS * 13 * 3
+    assert GAMES * PLAYERS * 13 <= by_type["score"] <= GAMES * PLAYERS * 13 + stale
+    assert GAMES * PLAYERS * 13 <= by_type["roll"] <= GAMES * PLAYERS * 13 * 3 + stale
     assert report.commands_sent == sum(by_type.values())
     assert report.replies == report.commands_sent  # every command got its ack (or error)
-    assert report.errors == {}
 
     lat = report.latency_ms
     assert set(lat) == {"p50", "p95", "p99", "max", "mean"}

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+import msgpack
 import pytest
 from test_clients_model import lobby_snapshot
 from websockets.asyncio.server import ServerConnection, serve
@@ -70,18 +71,23 @@ class Peer:
             if isinstance(command, Ping):
                 if self.answer_pings:
                     await ws.send(encode(Pong(id=command.id), Encoding.MSGPACK))
-            elif isinstance(command, Hello | Spectate):
-                await ws.send(encode(make_ack(command.id, seq=None), Encoding.MSGPACK))
+            elif isinstance(command, Hello):
+                # Answered like a v1.0 server: a result without its `command` tag, which the
+                # client reads by the command it sent.
+                v10_ack = {"type": "ack", "id": command.id, "seq": None, "result": {}}
+                await ws.send(msgpack.packb(v10_ack))
+            elif isinstance(command, Spectate):
+                await ws.send(encode(make_ack(command, seq=None), Encoding.MSGPACK))
             elif isinstance(command, ListRooms):
                 # Refuse the first attempt of each id as rate limited, accept the second.
                 if self.commands.count(command) == 1:
                     reply: Message = make_error("rate_limited", command.id)
                 else:
-                    reply = make_ack(command.id, ListRoomsResult(rooms=()))
+                    reply = make_ack(command, ListRoomsResult(rooms=()))
                 await ws.send(encode(reply, Encoding.MSGPACK))
             elif isinstance(command, Join) and self.commands.count(command) > 1:
                 # Only a resent join is answered: the first one's ack is "lost".
-                ack = make_ack(command.id, JoinResult(player="p1", seat=0, token="t1"))
+                ack = make_ack(command, JoinResult(player="p1", seat=0, token="t1"))
                 await ws.send(encode(ack, Encoding.MSGPACK))
 
     async def next_command(self, kind: type) -> object:

@@ -14,13 +14,12 @@ from protocol import (
     Ack,
     Box,
     CreateRoom,
-    CreateRoomResult,
     DecodeError,
-    EmptyResult,
     Encoding,
     Error,
     ErrorCode,
     Hello,
+    HelloResult,
     Hold,
     Join,
     JoinResult,
@@ -28,6 +27,7 @@ from protocol import (
     Release,
     Roll,
     Rolled,
+    RollResult,
     RoomOptions,
     Rules,
     Score,
@@ -36,6 +36,7 @@ from protocol import (
     decode_client,
     decode_result,
     decode_server,
+    decode_server_liberally,
     encode,
     encode_json,
     encode_msgpack,
@@ -69,7 +70,8 @@ BOTH = pytest.mark.parametrize("encoding", list(Encoding))
 def test_encode_json_is_compact_text_with_type_first() -> None:
     text = encode(Join(id="c1", room="r1", name="Zoë"), Encoding.JSON)
     assert text == (
-        '{"type":"join","id":"c1","room":"r1","name":"Zoë","invite_code":null,"join_key":null}'
+        '{"type":"join","id":"c1","room":"r1","name":"Zoë","invite_code":null,"join_key":null,'
+        '"seed":null}'
     )
 
 
@@ -98,6 +100,7 @@ def test_encode_writes_defaults_and_nested_objects() -> None:
             "joker": "forced",
             "first_player": "roll_off",
         },
+        "create_key": None,
     }
 
 
@@ -513,16 +516,62 @@ def test_make_error_rejects_undocumented_codes() -> None:
         make_error("it_broke")
 
 
-def test_make_ack_and_decode_result() -> None:
-    ack = make_ack("j1", JoinResult(player="p", seat=2, token="t"), seq=4)
-    assert ack == Ack(id="j1", seq=4, result={"player": "p", "seat": 2, "token": "t"})
+def test_make_ack_builds_the_typed_result_of_its_command() -> None:
+    join = Join(id="j1", room="r", name="Ann")
+    ack = make_ack(join, JoinResult(player="p", seat=2, token="t"), seq=4)
+    assert ack == Ack(id="j1", seq=4, result=JoinResult(player="p", seat=2, token="t"))
     received = decode_server(encode(ack, Encoding.MSGPACK), Encoding.MSGPACK)
-    assert isinstance(received, Ack)
-    assert decode_result("join", received.result) == JoinResult(player="p", seat=2, token="t")
-    assert make_ack("h1") == Ack(id="h1", seq=None, result={})
-    assert decode_result("hello", {}) == EmptyResult()
-    created = make_ack("c", CreateRoomResult(room="r", invite_code=None))
-    assert created.result == {"room": "r", "invite_code": None}
+    assert received == ack
+    assert make_ack(Hello(id="h1")) == Ack(id="h1", seq=None, result=HelloResult())
+    assert make_ack(Roll(id="r1"), seq=7).result == RollResult()
+
+
+def test_ack_results_are_tagged_with_their_command_on_the_wire() -> None:
+    with pytest.raises(TypeError):  # a create_room result has required fields
+        make_ack(CreateRoom(id="c", seats=2, public=True))
+    ack = make_ack(Roll(id="r1"), seq=7)
+    assert encode(ack, Encoding.JSON) == (
+        '{"type":"ack","id":"r1","seq":7,"result":{"command":"roll"}}'
+    )
+
+
+def test_make_ack_refuses_ping_and_a_result_of_another_command() -> None:
+    with pytest.raises(ValueError, match="not answered by an ack"):
+        make_ack(Ping(id="p1"))
+    with pytest.raises(ValueError, match="RollResult"):
+        make_ack(Roll(id="r1"), HelloResult())
+
+
+def test_decode_result_reads_an_untagged_v10_result_by_its_command() -> None:
+    assert decode_result("hello", {}) == HelloResult()
+    value = {"player": "p", "seat": 2, "token": "t"}
+    assert decode_result("join", value) == JoinResult(player="p", seat=2, token="t")
+
+
+def test_an_untagged_v10_ack_is_refused_strictly_and_read_liberally() -> None:
+    frame = '{"type":"ack","id":"j1","seq":4,"result":{"player":"p","seat":2,"token":"t"}}'
+    with pytest.raises(DecodeError) as info:
+        decode_server(frame, Encoding.JSON)
+    assert info.value.code == "missing_field"
+    commands = {"j1": "join"}
+    expected = Ack(id="j1", seq=4, result=JoinResult(player="p", seat=2, token="t"))
+    assert decode_server_liberally(frame, Encoding.JSON, commands.get) == expected
+    binary = msgpack.packb(json.loads(frame))
+    assert decode_server_liberally(binary, Encoding.MSGPACK, commands.get) == expected
+
+
+def test_liberal_decoding_keeps_the_strict_error_when_it_cannot_help() -> None:
+    unknown_id = '{"type":"ack","id":"x","seq":4,"result":{}}'
+    with pytest.raises(DecodeError) as info:
+        decode_server_liberally(unknown_id, Encoding.JSON, {}.get)
+    assert info.value.code == "missing_field"
+    with pytest.raises(DecodeError) as info:
+        decode_server_liberally("{", Encoding.JSON, {}.get)
+    assert info.value.code == "malformed"
+    bad = '{"type":"ack","id":"j1","seq":4,"result":{"player":"p","seat":9,"token":"t"}}'
+    with pytest.raises(DecodeError) as info:
+        decode_server_liberally(bad, Encoding.JSON, {"j1": "join"}.get)
+    assert info.value.code == "out_of_range"
 
 
 def test_decode_result_errors() -> None:

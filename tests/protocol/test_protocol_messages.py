@@ -90,7 +90,7 @@ def test_close_codes() -> None:
 def test_default_limits() -> None:
     assert DEFAULT_LIMITS.max_frame_bytes == 16384
     assert DEFAULT_LIMITS.max_messages_per_second == 20
-    assert DEFAULT_LIMITS.burst == 40
+    assert DEFAULT_LIMITS.burst == 60
     assert DEFAULT_LIMITS.max_name_length == 32
     assert DEFAULT_LIMITS.max_id_length == 64
 
@@ -106,6 +106,7 @@ def test_error_code_table_covers_the_contract() -> None:
         *("not_your_turn", "must_roll_first", "no_rolls_left", "invalid_dice"),
         *("nothing_to_roll", "category_taken", "box_not_allowed", "unknown_box", "invalid_name"),
         "stale_state",
+        "unavailable",
     }
     assert required <= set(ERROR_CODES)
     assert set(ERROR_CODES) == {code.value for code in ErrorCode}
@@ -150,8 +151,10 @@ def test_messages_are_frozen_and_keyword_only() -> None:
 
 
 def test_post_init_guards() -> None:
-    with pytest.raises(ValueError, match="regex"):
+    with pytest.raises(ValueError, match="pattern in field `room`"):
         Join(id="c", room="room\n", name="n")
+    with pytest.raises(ValueError, match="pattern in field `seed`"):
+        Join(id="c", room="room", name="n", seed="lucky\n")
     state = msgspec.json.decode(
         b'{"id":"r","status":"lobby","public":true,"max_seats":2,"turn_seconds":0,"options":{},'
         b'"host":null,"players":[],"phase":"lobby","order":[],"current_player":null,"round":0,'
@@ -207,7 +210,7 @@ def test_no_io_or_server_imports_in_source(path: Path) -> None:
 
 def test_importing_protocol_loads_no_io_library() -> None:
     code = (
-        "import sys, protocol, protocol.codec, protocol.examples, protocol.generate;"
+        "import sys, protocol, protocol.codec, protocol.tools.examples, protocol.tools.generate;"
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     result = subprocess.run(

@@ -20,9 +20,9 @@ from protocol import (
     decode_client,
     decode_server,
     encode,
-    generate,
     to_dict,
 )
+from protocol.tools import generate
 
 PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "protocol"
 VECTORS = PROTOCOL_DIR / "vectors"
@@ -70,6 +70,7 @@ def expected_outputs() -> dict[Path, str]:
         VECTORS / "client.json",
         VECTORS / "server.json",
         VECTORS / "invalid.json",
+        VECTORS / "http.json",
         PROTOCOL_DIR / "SPEC.md",
     ],
     ids=lambda path: path.name,
@@ -77,7 +78,7 @@ def expected_outputs() -> dict[Path, str]:
 def test_generated_file_is_up_to_date(path: Path) -> None:
     expected = expected_outputs()[path]
     actual = path.read_text(encoding="utf-8")
-    assert actual == expected, f"{path.name} is stale: run `python -m protocol.generate`"
+    assert actual == expected, f"{path.name} is stale: run `python -m protocol.tools.generate`"
 
 
 def test_generator_check_mode_reports_nothing_stale(capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,7 +239,8 @@ SPEC = (PROTOCOL_DIR / "SPEC.md").read_text(encoding="utf-8")
 
 def test_spec_has_the_numbered_sections() -> None:
     numbers = re.findall(r"^## (\d+)\. ", SPEC, flags=re.MULTILINE)
-    assert numbers == [str(n) for n in range(1, 14)]
+    assert numbers == [str(n) for n in range(1, 16)]
+    assert "\n## 1. Quick start\n" in SPEC
 
 
 @pytest.mark.parametrize("tag", [*CLIENT_MESSAGE_TYPES, *SERVER_MESSAGE_TYPES])
@@ -269,7 +271,7 @@ def test_fill_spec_rejects_broken_templates() -> None:
 
 def test_walkthrough_seqs_are_consecutive() -> None:
     from protocol import Event
-    from protocol.examples import WALKTHROUGH
+    from protocol.tools.examples import WALKTHROUGH
 
     seqs = [step.message.seq for step in WALKTHROUGH if isinstance(step.message, Event)]
     # Events appear in log order; the repeated seq is the replay to Bob; one gap is the elision.

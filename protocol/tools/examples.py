@@ -1,5 +1,7 @@
 """Example messages: the source of the golden vectors and of every example in SPEC.md.
 
+Build-time only (``protocol/tools/`` is not part of the installed package).
+
 A two-player session (Ann on ``yahtzee.v1.json``, Bob on ``yahtzee.v1.msgpack``, Carol
 spectating) is scripted in :data:`WALKTHROUGH`, with consistent, gap-free `seq` numbers. The
 messages of the walk-through plus a few variants form :data:`CLIENT_EXAMPLES` and
@@ -7,6 +9,7 @@ messages of the walk-through plus a few variants form :data:`CLIENT_EXAMPLES` an
 non-canonical frames and :data:`INVALID_EXAMPLES` malformed ones with their error code.
 """
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Final
@@ -14,12 +17,14 @@ from typing import Final
 import msgpack
 import msgspec
 
-from protocol.errors import ErrorCode, make_error
+from protocol.errors import ERROR_CODES, ErrorCode, make_error
 from protocol.messages import (
     DEFAULT_LIMITS,
     ClientMessage,
     CreateRoom,
     CreateRoomResult,
+    Error,
+    Event,
     GameOver,
     GameStarted,
     GetRoom,
@@ -56,6 +61,7 @@ from protocol.messages import (
     ServerMessage,
     Snapshot,
     Spectate,
+    SpectateResult,
     Spectators,
     Standing,
     Start,
@@ -64,7 +70,7 @@ from protocol.messages import (
     Welcome,
     make_ack,
 )
-from protocol.transport import Encoding
+from protocol.transport import PROTOCOL_MINOR, Encoding
 from protocol.types import (
     YAHTZEE_BOXES,
     Box,
@@ -77,10 +83,12 @@ from protocol.types import (
 
 __all__ = [
     "CLIENT_EXAMPLES",
+    "HTTP_EXAMPLES",
     "INVALID_EXAMPLES",
     "LENIENT_EXAMPLES",
     "SERVER_EXAMPLES",
     "WALKTHROUGH",
+    "HttpExample",
     "InvalidExample",
     "LenientExample",
     "Step",
@@ -95,6 +103,12 @@ BOB_TOKEN: Final = "tk_Jp4sY6dKb1Tg5HxE"
 T0: Final = 1767225600000  # 2026-01-01T00:00:00Z, in Unix milliseconds
 
 OPTIONS: Final = RoomOptions(first_player=FirstPlayer.ROLL_OFF)
+# Provably fair dice (v1.1): the room's secret server seed and its public commitment. The dice
+# of the examples are illustrative, not drawn from these seeds (see vectors/fairdice.json).
+SERVER_SEED: Final = hashlib.sha256(b"example server seed of room r-5fK2").digest()
+COMMITMENT: Final = hashlib.sha256(SERVER_SEED).hexdigest()
+ANN_SEED: Final = "ann-7f3a lucky"
+CREATE_KEY: Final = "k3f9-create-0001-5b0e6f3c"
 
 
 @dataclass(frozen=True)
@@ -201,6 +215,7 @@ welcome_json = Welcome(
     limits=DEFAULT_LIMITS,
     heartbeat_seconds=20,
     server_time_ms=T0,
+    protocol_minor=PROTOCOL_MINOR,
 )
 welcome_msgpack = Welcome(
     server_version=SERVER_VERSION,
@@ -209,17 +224,30 @@ welcome_msgpack = Welcome(
     limits=DEFAULT_LIMITS,
     heartbeat_seconds=20,
     server_time_ms=T0,
+    protocol_minor=PROTOCOL_MINOR,
 )
 hello = Hello(id="a1", client="yahtzee-cli/0.1.0")
-ack_hello = make_ack("a1")
+ack_hello = make_ack(hello)
 ping = Ping(id="a2")
 pong = Pong(id="a2")
-create_room = CreateRoom(id="a3", seats=2, public=False, turn_seconds=60, options=OPTIONS)
-ack_create_room = make_ack("a3", CreateRoomResult(room=ROOM, invite_code=INVITE))
-join_ann = Join(id="a4", room=ROOM, name="Ann", invite_code=INVITE)
-ann_joined = PlayerJoined(room=ROOM, seq=_log.next(), player=ANN, name="Ann", seat=0)
+create_room = CreateRoom(
+    id="a3", seats=2, public=False, turn_seconds=60, options=OPTIONS, create_key=CREATE_KEY
+)
+ack_create_room = make_ack(create_room, CreateRoomResult(room=ROOM, invite_code=INVITE))
+join_ann = Join(
+    id="a4", room=ROOM, name="Ann", invite_code=INVITE, join_key="5b0e6f3c-ann-1", seed=ANN_SEED
+)
+ann_joined = PlayerJoined(
+    room=ROOM,
+    seq=_log.next(),
+    player=ANN,
+    name="Ann",
+    seat=0,
+    dice_commitment=COMMITMENT,
+    seed=ANN_SEED,
+)
 ann_host = HostChanged(room=ROOM, seq=_log.next(), player=ANN)  # the first player becomes host
-ack_join_ann = make_ack("a4", JoinResult(player=ANN, seat=0, token=ANN_TOKEN), seq=_log.seq)
+ack_join_ann = make_ack(join_ann, JoinResult(player=ANN, seat=0, token=ANN_TOKEN), seq=_log.seq)
 
 
 def _lobby(*players: PlayerView) -> RoomState:
@@ -260,14 +288,16 @@ summary_lobby = RoomSummary(
     options=OPTIONS,
     turn_seconds=60,
 )
-ack_get_room = make_ack("b1", GetRoomResult(room=summary_lobby))
+ack_get_room = make_ack(get_room_bob, GetRoomResult(room=summary_lobby))
 join_bob = Join(id="b2", room=ROOM, name="Bob", invite_code=INVITE)
-bob_joined = PlayerJoined(room=ROOM, seq=_log.next(), player=BOB, name="Bob", seat=1)
-ack_join_bob = make_ack("b2", JoinResult(player=BOB, seat=1, token=BOB_TOKEN), seq=_log.seq)
+bob_joined = PlayerJoined(
+    room=ROOM, seq=_log.next(), player=BOB, name="Bob", seat=1, dice_commitment=COMMITMENT
+)
+ack_join_bob = make_ack(join_bob, JoinResult(player=BOB, seat=1, token=BOB_TOKEN), seq=_log.seq)
 snapshot_bob = Snapshot(
     room=ROOM, seq=_log.seq, state=_lobby(_player(ANN, "Ann", 0), _player(BOB, "Bob", 1))
 )
-start = Start(id="a5")
+start = Start(id="a5", expect_seq=_log.seq)
 roll_off = RollOff(
     room=ROOM,
     seq=_log.next(),
@@ -279,7 +309,12 @@ roll_off = RollOff(
     contenders_next=(),
 )
 game_started = GameStarted(
-    room=ROOM, seq=_log.next(), order=(ANN, BOB), first_player=FirstPlayer.ROLL_OFF
+    room=ROOM,
+    seq=_log.next(),
+    order=(ANN, BOB),
+    first_player=FirstPlayer.ROLL_OFF,
+    dice_commitment=COMMITMENT,
+    seeds=(ANN_SEED, ""),  # in seat order; Bob gave no seed
 )
 turn_ann_1 = TurnChanged(
     room=ROOM,
@@ -289,8 +324,8 @@ turn_ann_1 = TurnChanged(
     deadline_ms=T0 + 60_000,
     server_time_ms=T0,
 )
-ack_start = make_ack("a5", seq=_log.seq)
-roll_1 = Roll(id="a6")
+ack_start = make_ack(start, seq=_log.seq)
+roll_1 = Roll(id="a6", expect_seq=_log.seq)
 rolled_1 = Rolled(
     room=ROOM,
     seq=_log.next(),
@@ -319,11 +354,11 @@ rolled_1 = Rolled(
     yahtzee_bonus_pending=False,
     joker=False,
 )
-ack_roll_1 = make_ack("a6", seq=_log.seq)
-hold = Hold(id="a7", dice=(0, 1, 3))
+ack_roll_1 = make_ack(roll_1, seq=_log.seq)
+hold = Hold(id="a7", dice=(0, 1, 3), expect_seq=_log.seq)
 held = Held(room=ROOM, seq=_log.next(), player=ANN, held=(0, 1, 3))
-ack_hold = make_ack("a7", seq=_log.seq)
-roll_2 = Roll(id="a8", keep=(0, 1, 3))
+ack_hold = make_ack(hold, seq=_log.seq)
+roll_2 = Roll(id="a8", keep=(0, 1, 3), expect_seq=_log.seq)
 rolled_2 = Rolled(
     room=ROOM,
     seq=_log.next(),
@@ -352,8 +387,8 @@ rolled_2 = Rolled(
     yahtzee_bonus_pending=False,
     joker=False,
 )
-ack_roll_2 = make_ack("a8", seq=_log.seq)
-roll_bob_early = Roll(id="b3")
+ack_roll_2 = make_ack(roll_2, seq=_log.seq)
+roll_bob_early = Roll(id="b3", expect_seq=_log.seq)
 error_not_your_turn = make_error(
     ErrorCode.NOT_YOUR_TURN, "b3", seq=_log.seq, message="It is Ann's turn."
 )
@@ -379,7 +414,7 @@ turn_bob_1 = TurnChanged(
     deadline_ms=T0 + 75_000,
     server_time_ms=T0 + 15_000,
 )
-ack_score = make_ack("a9", seq=_log.seq)
+ack_score = make_ack(score, seq=_log.seq)
 spectate = Spectate(id="c1", room=ROOM, invite_code=INVITE)
 _ann_after_1 = _player(
     ANN,
@@ -415,14 +450,14 @@ snapshot_playing = Snapshot(
     ),
 )
 spectators = Spectators(room=ROOM, seq=_log.next(), count=1)
-ack_spectate = make_ack("c1", seq=_log.seq)
+ack_spectate = make_ack(spectate, SpectateResult(resumed=False), seq=snapshot_playing.seq)
 bob_last_seen = _log.seq
 bob_disconnected = PlayerDisconnected(room=ROOM, seq=_log.next(), player=BOB)
 rejoin = Rejoin(id="b4", room=ROOM, token=BOB_TOKEN, last_seq=bob_last_seen)
 missed = bob_disconnected
 bob_reconnected = PlayerReconnected(room=ROOM, seq=_log.next(), player=BOB)
-ack_rejoin = make_ack("b4", RejoinResult(player=BOB, seat=1), seq=_log.seq)
-roll_bob = Roll(id="b5")
+ack_rejoin = make_ack(rejoin, RejoinResult(player=BOB, seat=1, resumed=True), seq=_log.seq)
+roll_bob = Roll(id="b5", expect_seq=_log.seq)
 rolled_bob = Rolled(
     room=ROOM,
     seq=_log.next(),
@@ -451,8 +486,8 @@ rolled_bob = Rolled(
     yahtzee_bonus_pending=False,
     joker=False,
 )
-ack_roll_bob = make_ack("b5", seq=_log.seq)
-score_bob = Score(id="b6", box=Box.FULL_HOUSE)
+ack_roll_bob = make_ack(roll_bob, seq=_log.seq)
+score_bob = Score(id="b6", box=Box.FULL_HOUSE, expect_seq=_log.seq)
 scored_bob = Scored(
     room=ROOM,
     seq=_log.next(),
@@ -473,7 +508,7 @@ turn_ann_2 = TurnChanged(
     deadline_ms=T0 + 104_000,
     server_time_ms=T0 + 44_000,
 )
-ack_score_bob = make_ack("b6", seq=_log.seq)
+ack_score_bob = make_ack(score_bob, seq=_log.seq)
 last_round_seq = 148  # rounds 2..13 are elided from the walk-through
 scored_last = Scored(
     room=ROOM,
@@ -494,11 +529,11 @@ game_over = GameOver(
         Standing(player=ANN, name="Ann", total=254, place=1, forfeited=False),
         Standing(player=BOB, name="Bob", total=231, place=2, forfeited=False),
     ),
+    server_seed=SERVER_SEED.hex(),
 )
 leave = Leave(id="a40")
-ann_left = PlayerLeft(room=ROOM, seq=last_round_seq + 3, player=ANN, seat=0, forfeited=False)
-host_changed = HostChanged(room=ROOM, seq=last_round_seq + 4, player=BOB)
-ack_leave = make_ack("a40", seq=last_round_seq + 4)
+# After game_over, `leave` changes nothing in the room: no event, the seq stays.
+ack_leave = make_ack(leave, seq=game_over.seq)
 
 _ALL = (_A, _B, _C)
 
@@ -523,18 +558,23 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
         ),
     ),
     Step(_B, _S, note="Bob connects with yahtzee.v1.msgpack (shown as JSON for reading)."),
-    Step(_S, _B, welcome_msgpack),
+    Step(_S, _B, note="welcome, as for Ann but with encoding msgpack (vector welcome_msgpack)."),
     Step(_B, _S, get_room_bob),
     Step(_S, _B, ack_get_room),
     Step(_B, _S, join_bob),
     Step(_S, _B, ack_join_bob),
-    Step(_S, _B, snapshot_bob),
+    Step(_S, _B, note="snapshot at seq 3: Ann's plus Bob (vector snapshot_lobby_two)."),
     Step(_S, _A, bob_joined),
     Step(_A, _S, start),
     Step(_S, _A + ", " + _B, roll_off, note="Highest total starts: no tie, no second round."),
     Step(_S, _A + ", " + _B, game_started),
     Step(_S, _A + ", " + _B, turn_ann_1),
-    Step(_S, _A, ack_start, note="An ack may arrive before or after the events it caused."),
+    Step(
+        _S,
+        _A,
+        ack_start,
+        note="A command's own events reach its sender before its ack; ack.seq is the last one.",
+    ),
     Step(_A, _S, roll_1),
     Step(_S, _A + ", " + _B, rolled_1),
     Step(_S, _A, ack_roll_1),
@@ -556,16 +596,21 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_S, _A + ", " + _B, turn_bob_1),
     Step(_S, _A, ack_score),
     Step(_C, _S, note="Carol connects (json) and watches with the invite code."),
-    Step(_S, _C, welcome_json),
+    Step(_S, _C, note="welcome, as for Ann."),
     Step(_C, _S, spectate),
-    Step(_S, _C, ack_spectate),
-    Step(_S, _C, snapshot_playing, note="No last_seq: a snapshot at seq 10, then live events."),
-    Step(_S, ", ".join(_ALL), spectators),
+    Step(_S, _C, ack_spectate, note="resumed false: a snapshot follows, ending at ack.seq."),
+    Step(_S, _C, snapshot_playing, note="No last_seq: a snapshot, then live events."),
+    Step(
+        _S,
+        ", ".join(_ALL),
+        spectators,
+        note="The spectator count is coalesced: at most about one such event a second.",
+    ),
     Step(_B, _S, note=f"Bob's network drops; the last seq he saw is {bob_last_seen}."),
     Step(_S, _A + ", " + _C, bob_disconnected),
     Step(_B, _S, note="Bob reconnects on a new connection (welcome omitted) and resumes."),
     Step(_B, _S, rejoin),
-    Step(_S, _B, ack_rejoin),
+    Step(_S, _B, ack_rejoin, note="resumed true: the missed events follow, up to ack.seq."),
     Step(_S, _B, missed, note="Exactly the missed events (seq > last_seq), then live ones."),
     Step(_S, ", ".join(_ALL), bob_reconnected),
     Step(_B, _S, roll_bob),
@@ -582,13 +627,11 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
         scored_last,
         note="Bob's turn timer expired: the server scored for him (automatic).",
     ),
-    Step(_S, ", ".join(_ALL), game_over),
+    Step(_S, ", ".join(_ALL), game_over, note="server_seed reveals the seed committed to."),
     Step(_A, _S, leave),
-    Step(_S, ", ".join(_ALL), ann_left),
-    Step(_S, ", ".join(_ALL), host_changed),
-    Step(_S, _A, ack_leave),
+    Step(_S, _A, ack_leave, note="After game_over: no event; Ann's token is revoked."),
 )
-"""The session of SPEC.md section 11."""
+"""The transcript of SPEC.md section 1 (quick start)."""
 
 # --------------------------------------------------------------------------------------------
 # Variants, so that every message type and interesting shape has a vector
@@ -635,6 +678,12 @@ rolled_joker = Rolled(
 )
 
 
+create_room_yatzy = CreateRoom(
+    id="req-0002", seats=4, public=True, options=RoomOptions(rules=Rules.YATZY)
+)
+list_rooms = ListRooms(id="a10")
+
+
 def _without_field(message: ServerMessage, name: str) -> str:
     value = msgspec.json.decode(msgspec.json.encode(message))
     del value[name]
@@ -645,19 +694,12 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("hello", hello),
     ("hello_anonymous", Hello(id="1")),
     ("create_room", create_room),
-    (
-        "create_room_yatzy",
-        CreateRoom(
-            id="req-0002",
-            seats=4,
-            public=True,
-            options=RoomOptions(rules=Rules.YATZY),
-        ),
-    ),
-    ("list_rooms", ListRooms(id="a10")),
+    ("create_room_yatzy", create_room_yatzy),
+    ("list_rooms", list_rooms),
     ("get_room", get_room_bob),
     ("join", join_ann),
     ("join_public_unicode", Join(id="z1", room="Yatzy_night", name="Zoë 🎲")),
+    ("join_finished_room", Join(id="z3", room="Yatzy_night", name="Zoë")),
     (
         "join_with_key",
         Join(id="z2", room="Yatzy_night", name="Zoë", join_key="5b0e6f3c-join-1"),
@@ -678,20 +720,34 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
 )
 """Canonical client messages, by vector name."""
 
-SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
+_SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("welcome", welcome_json),
     ("welcome_msgpack", welcome_msgpack),
     ("ack", ack_hello),
     ("ack_create_room", ack_create_room),
     (
         "ack_create_room_public",
-        make_ack("req-0002", CreateRoomResult(room="Yatzy_night", invite_code=None)),
+        make_ack(create_room_yatzy, CreateRoomResult(room="Yatzy_night", invite_code=None)),
     ),
-    ("ack_list_rooms", make_ack("a10", ListRoomsResult(rooms=(_yatzy_summary,)))),
+    ("ack_list_rooms", make_ack(list_rooms, ListRoomsResult(rooms=(_yatzy_summary,)))),
     ("ack_get_room", ack_get_room),
     ("ack_join", ack_join_ann),
     ("ack_rejoin", ack_rejoin),
+    (
+        "ack_rejoin_snapshot",
+        make_ack(
+            Rejoin(id="b9", room=ROOM, token=BOB_TOKEN),
+            RejoinResult(player=BOB, seat=1, resumed=False),
+            seq=14,
+        ),
+    ),
+    ("ack_spectate", ack_spectate),
+    ("ack_leave", ack_leave),
+    ("ack_start", ack_start),
     ("ack_roll", ack_roll_1),
+    ("ack_hold", ack_hold),
+    ("ack_release", make_ack(Release(id="a11", dice=(3,)), seq=9)),
+    ("ack_score", ack_score),
     ("error", error_not_your_turn),
     (
         "error_unreadable",
@@ -699,15 +755,26 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ),
     ("error_rate_limited", make_error(ErrorCode.RATE_LIMITED, "a12", seq=9)),
     ("error_stale_state", error_stale_state),
+    (
+        "error_game_over",
+        # v1.1: joining a finished room answers game_over (v1.0 said game_already_started)
+        make_error(ErrorCode.GAME_OVER, "z3", message="The game in Yatzy_night is over."),
+    ),
+    ("error_unavailable", make_error(ErrorCode.UNAVAILABLE, "a13", seq=None)),
     ("pong", pong),
     ("snapshot", snapshot_ann),
+    ("snapshot_lobby_two", snapshot_bob),
     ("snapshot_playing", snapshot_playing),
     ("player_joined", bob_joined),
-    ("player_left", ann_left),
+    (
+        "player_left",
+        # Åsa leaves the Yatzy_night lobby: Nils and Zoë move down one seat each.
+        PlayerLeft(room="Yatzy_night", seq=4, player="p-asa", seat=0, forfeited=False),
+    ),
     ("player_left_forfeit", PlayerLeft(room=ROOM, seq=57, player=BOB, seat=1, forfeited=True)),
     ("player_disconnected", bob_disconnected),
     ("player_reconnected", bob_reconnected),
-    ("host_changed", host_changed),
+    ("host_changed", HostChanged(room="Yatzy_night", seq=5, player="p-nils")),
     ("game_started", game_started),
     (
         "roll_off_tie",
@@ -760,7 +827,21 @@ SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("game_over", game_over),
     ("spectators", spectators),
 )
-"""Canonical server messages, by vector name."""
+
+
+def _one_error_per_code(named: tuple[tuple[str, ServerMessage], ...]) -> tuple[str, ...]:
+    shown = {message.code for _, message in named if isinstance(message, Error)}
+    return tuple(f"error_{code}" for code in ERROR_CODES if code not in shown)
+
+
+ERROR_CODE_VECTORS: Final = _one_error_per_code(_SERVER_EXAMPLES)
+"""Names of the vectors added so that every error code has one (``error_<code>``)."""
+
+SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = _SERVER_EXAMPLES + tuple(
+    (name, make_error(name.removeprefix("error_"), f"e{index}", seq=None))
+    for index, name in enumerate(ERROR_CODE_VECTORS, start=1)
+)
+"""Canonical server messages, by vector name (one `error` vector at least per error code)."""
 
 LENIENT_EXAMPLES: Final[tuple[LenientExample, ...]] = (
     LenientExample(
@@ -1175,3 +1256,135 @@ INVALID_EXAMPLES: Final[tuple[InvalidExample, ...]] = (
     ),
 )
 """Frames a server must reject, with the code and the `id` of the `error` it answers."""
+
+# --------------------------------------------------------------------------------------------
+# The HTTP API (SPEC.md section 13)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpExample:
+    """One request of the HTTP API and the answer the server gives."""
+
+    name: str
+    route: str  # the documented route, e.g. "/rooms/{id}"
+    path: str  # the request path with its query, e.g. "/rooms/r-5fK2/events?after=0"
+    headers: tuple[tuple[str, str], ...]
+    status: int
+    body: object  # a JSON value, or a str for a text/plain body
+    note: str
+
+
+_INVITE_HEADER = (("X-Invite-Code", INVITE),)
+# The room's log up to seq 17: Ann's join (inside her snapshot in the transcript), then every
+# event of the transcript once (Bob's replay repeats one).
+_LOG: Final = tuple(
+    sorted(
+        {
+            event.seq: event
+            for event in (
+                ann_joined,
+                ann_host,
+                *(step.message for step in WALKTHROUGH if isinstance(step.message, Event)),
+            )
+            if event.seq <= turn_ann_2.seq
+        }.values(),
+        key=lambda event: event.seq,
+    )
+)
+
+
+def _json(*messages: Event) -> list[object]:
+    return [msgspec.json.decode(msgspec.json.encode(message)) for message in messages]
+
+
+def _http_error(code: str, message: str) -> dict[str, str]:
+    return {"code": code, "message": message}
+
+
+HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
+    HttpExample(
+        "lobby",
+        "/rooms",
+        "/rooms",
+        (),
+        200,
+        {"rooms": msgspec.json.decode(msgspec.json.encode((_yatzy_summary,)))},
+        "The public rooms that are not finished, as `RoomSummary` objects.",
+    ),
+    HttpExample(
+        "room_snapshot",
+        "/rooms/{id}",
+        f"/rooms/{ROOM}",
+        _INVITE_HEADER,
+        200,
+        msgspec.json.decode(msgspec.json.encode(snapshot_playing)),
+        "A `snapshot` message; this private room needs its invite code in the header.",
+    ),
+    HttpExample(
+        "room_private_without_code",
+        "/rooms/{id}",
+        f"/rooms/{ROOM}",
+        (),
+        403,
+        _http_error("invite_required", "The room is private: send X-Invite-Code."),
+        "Invite codes never go in the URL.",
+    ),
+    HttpExample(
+        "room_unknown",
+        "/rooms/{id}",
+        "/rooms/no-such-room",
+        (),
+        404,
+        _http_error("room_not_found", "No room has this id (or it was closed)."),
+        "Also for a finished room after its retention period.",
+    ),
+    HttpExample(
+        "events_first_page",
+        "/rooms/{id}/events",
+        f"/rooms/{ROOM}/events?after=0&limit=10",
+        _INVITE_HEADER,
+        200,
+        {"room": ROOM, "events": _json(*_LOG[:10]), "next_after": _LOG[9].seq},
+        "Events with seq > after, at most limit; next_after: ask for the next page with it.",
+    ),
+    HttpExample(
+        "events_last_page",
+        "/rooms/{id}/events",
+        f"/rooms/{ROOM}/events?after=10&limit=10",
+        _INVITE_HEADER,
+        200,
+        {"room": ROOM, "events": _json(*_LOG[10:]), "next_after": None},
+        "next_after null: no more events for now (the log of this example ends at seq 17).",
+    ),
+    HttpExample(
+        "events_bad_limit",
+        "/rooms/{id}/events",
+        f"/rooms/{ROOM}/events?limit=5000",
+        _INVITE_HEADER,
+        400,
+        _http_error("out_of_range", "limit must be 1..1000"),
+        "limit is 1..1000 (default 500); after is an integer >= 0 (default 0).",
+    ),
+    HttpExample("healthz", "/healthz", "/healthz", (), 200, "ok", "Text: the process answers."),
+    HttpExample("readyz", "/readyz", "/readyz", (), 200, {"ready": True}, "The storage answers."),
+    HttpExample(
+        "readyz_unavailable",
+        "/readyz",
+        "/readyz",
+        (),
+        503,
+        {"ready": False, "reason": "shutting down"},
+        "Not ready: the storage does not answer, or the process is shutting down.",
+    ),
+    HttpExample(
+        "metrics",
+        "/metrics",
+        "/metrics",
+        (),
+        200,
+        "# HELP ...\n# TYPE ...\n",
+        "Prometheus text format; metric names are not part of the protocol.",
+    ),
+)
+"""Requests of the HTTP API with their answers (vectors/http.json)."""

@@ -2,11 +2,14 @@
 
 Usage::
 
-    python -m protocol.generate           # rewrite protocol/vectors/*.json, schema.json, SPEC.md
-    python -m protocol.generate --check   # exit 1 if any of them is out of date
+    python -m protocol.tools.generate           # rewrite vectors/*.json, schema.json, SPEC.md
+    python -m protocol.tools.generate --check   # exit 1 if any of them is out of date
+
+Build-time tooling: ``protocol/tools/`` has no ``__init__.py`` and is not part of the installed
+``protocol`` package (it is a namespace directory, importable from a checkout only).
 
 Everything is derived from the code: the message classes (field names, types, bounds,
-descriptions via the JSON Schema that msgspec builds from them), :mod:`protocol.examples`
+descriptions via the JSON Schema that msgspec builds from them), ``protocol/tools/examples.py``
 (encoded with :mod:`protocol.codec`), the error and close code tables. SPEC.md is hand-written
 prose with blocks between ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->``
 that this module owns. The tests fail when any output differs from what is on disk.
@@ -23,7 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
-from protocol import examples, messages
+from protocol import messages
 from protocol.codec import decode_client, decode_server, encode_json, encode_msgpack, to_dict
 from protocol.errors import ERROR_CODES, DecodeError
 from protocol.messages import (
@@ -36,12 +39,14 @@ from protocol.messages import (
     ServerMessage,
     message_type,
 )
+from protocol.tools import examples
 from protocol.transport import (
     CLOSE_CODES,
     DEFAULT_HEARTBEAT_SECONDS,
     MAX_CLIENT_FRAME_BYTES,
     MAX_NESTING_DEPTH,
     MAX_SERVER_FRAME_BYTES,
+    PROTOCOL_MINOR,
     PROTOCOL_VERSION,
     SUBPROTOCOLS,
     Encoding,
@@ -59,11 +64,11 @@ __all__ = [
     "vector_files",
 ]
 
-PACKAGE_DIR: Final = Path(__file__).resolve().parent
+PACKAGE_DIR: Final = Path(__file__).resolve().parent.parent
 SPEC_PATH: Final = PACKAGE_DIR / "SPEC.md"
 SCHEMA_PATH: Final = PACKAGE_DIR / "schema.json"
 VECTORS_DIR: Final = PACKAGE_DIR / "vectors"
-GENERATOR: Final = "python -m protocol.generate"
+GENERATOR: Final = "python -m protocol.tools.generate"
 
 OBJECTS: Final = (
     "RoomOptions",
@@ -76,16 +81,10 @@ OBJECTS: Final = (
     "Standing",
     "Limits",
 )
-"""Nested objects documented in SPEC.md section 4, in order."""
+"""Nested objects documented in SPEC.md section 5.5, in order."""
 
-RESULTS: Final = (
-    "EmptyResult",
-    "CreateRoomResult",
-    "ListRoomsResult",
-    "GetRoomResult",
-    "JoinResult",
-    "RejoinResult",
-)
+RESULTS: Final = tuple(cls.__name__ for cls in RESULT_TYPES.values())
+"""Ack result objects, one per command, in command order."""
 
 _BEGIN = re.compile(r"<!-- BEGIN GENERATED: ([\w:.-]+) -->\n")
 _END = "<!-- END GENERATED: {} -->"
@@ -116,10 +115,13 @@ def schema() -> dict[str, Any]:
     )
     defs = {"ClientMessage": client, "ServerMessage": server}
     defs.update(sorted(components.items()))
+    for name in RESULTS:  # msgspec leaves the tag field undescribed
+        tag = defs[name]["properties"]["command"]
+        tag["description"] = "The command this result answers (v1.1; absent from v1.0 servers)."
     document: dict[str, Any] = _clean(
         {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": f"Yahtzee wire protocol, version {PROTOCOL_VERSION}",
+            "title": f"Yahtzee wire protocol, version {PROTOCOL_VERSION}.{PROTOCOL_MINOR}",
             "description": (
                 "Every message of the protocol, as the JSON value of one frame (MessagePack "
                 "frames carry the same value). Generated from the code by "
@@ -227,6 +229,7 @@ def vector_files() -> dict[str, dict[str, Any]]:
     _check_coverage()
     common = {
         "protocol_version": PROTOCOL_VERSION,
+        "protocol_minor": PROTOCOL_MINOR,
         "generated_by": GENERATOR,
     }
     how = (
@@ -259,6 +262,26 @@ def vector_files() -> dict[str, dict[str, Any]]:
                 "and keeps the connection open."
             ),
             "vectors": _invalid(),
+        },
+        "http.json": {
+            **common,
+            "description": (
+                "Requests of the HTTP API (SPEC.md section 13) and the answers: `status`, and "
+                "`body` as a JSON value (Content-Type application/json) or a string "
+                "(text/plain). `route` is the documented route the request belongs to."
+            ),
+            "vectors": [
+                {
+                    "name": example.name,
+                    "route": example.route,
+                    "request": f"GET {example.path}",
+                    "headers": dict(example.headers),
+                    "status": example.status,
+                    "body": example.body,
+                    "note": example.note,
+                }
+                for example in examples.HTTP_EXAMPLES
+            ],
         },
     }
 
@@ -353,16 +376,17 @@ def _fields(name: str, defs: Mapping[str, Any]) -> str:
     return _table(rows, ["field", "type", "required", "description"])
 
 
-def _pretty(value: Any, indent: int = 0) -> str:
+def _pretty(value: Any, indent: int = 0, width: int = _WIDTH) -> str:
     compact = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    if not isinstance(value, dict | list) or indent + len(compact) <= _WIDTH:
+    if not isinstance(value, dict | list) or indent + len(compact) <= width:
         return compact
     pad = " " * (indent + 2)
     if isinstance(value, list):
-        items = [pad + _pretty(item, indent + 2) for item in value]
+        items = [pad + _pretty(item, indent + 2, width) for item in value]
         return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
     items = [
-        pad + json.dumps(key) + ": " + _pretty(item, indent + 2) for key, item in value.items()
+        pad + json.dumps(key) + ": " + _pretty(item, indent + 2, width)
+        for key, item in value.items()
     ]
     return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
 
@@ -371,10 +395,20 @@ def _hex_block(data: str) -> str:
     return "\n".join(data[i : i + 64] for i in range(0, len(data), 64))
 
 
+def _walkthrough_values() -> list[Any]:
+    return [to_dict(step.message) for step in examples.WALKTHROUGH if step.message is not None]
+
+
 def _example(vector: Mapping[str, Any], file: str) -> str:
     text: str = vector["json"]
     if len(text) <= _WIDTH:
         shown = f"JSON text frame:\n\n```json\n{text}\n```"
+    elif vector["value"] in _walkthrough_values():
+        # Long messages already shown in the transcript of section 1 are not repeated.
+        shown = (
+            f"JSON text frame: in the transcript of section 1 (vector `{vector['name']}` in "
+            f"`vectors/{file}`)."
+        )
     else:
         shown = (
             "JSON text frame (indented here for reading; the exact compact text is vector "
@@ -398,16 +432,27 @@ def _message_block(
         file = "server.json"
     parts = [_fields(cls.__name__, defs)]
     if tag in RESULT_TYPES:
-        result = RESULT_TYPES[tag].__name__
-        parts.append(f"Reply: `ack` with `result` {_link(result, defs)}.")
+        parts.append(_result_block(tag, defs))
     elif tag == "ping":
         parts.append("Reply: `pong` with the same `id` (not an `ack`).")
     rows = [vector for vector in vectors[file]["vectors"] if vector["type"] == tag]
     parts.append(_example(rows[0], file))
-    others = ", ".join(f"`{vector['name']}`" for vector in rows[1:])
+    named = [row["name"] for row in rows[1:] if row["name"] not in examples.ERROR_CODE_VECTORS]
+    others = ", ".join(f"`{name}`" for name in named)
+    if tag == "error":
+        others += ", and `error_<code>` for every other error code"
     if others:
         parts.append(f"More examples in `vectors/{file}`: {others}.")
     return "\n\n".join(parts)
+
+
+def _result_block(command: str, defs: Mapping[str, Any]) -> str:
+    # Each command's result is documented with the command, where a reader looks for it.
+    name = RESULT_TYPES[command].__name__
+    head = f'<a id="{_anchor("obj", name)}"></a>Reply: `ack` whose `result` is `{name}`'
+    if set(defs[name]["properties"]) == {"command"}:
+        return f'{head}, always `{{"command": "{command}"}}`.'
+    return f"{head}: {defs[name].get('description', '')}\n\n{_fields(name, defs)}"
 
 
 def _objects_block(names: Iterable[str], defs: Mapping[str, Any]) -> str:
@@ -529,7 +574,7 @@ def _walkthrough_block() -> str:
             lines.append(f"{head} {compact}")
         else:
             lines.append(head)
-            lines.append("    " + _pretty(value).replace("\n", "\n    "))
+            lines.append("    " + _pretty(value, width=112).replace("\n", "\n    "))
     return "```text\n" + "\n".join(lines) + "\n```"
 
 
@@ -542,7 +587,6 @@ def spec_blocks() -> dict[str, str]:
         "boxes": _boxes_block(),
         "enums": _enums_block(defs),
         "objects": _objects_block(OBJECTS, defs),
-        "results": _objects_block(RESULTS, defs),
         "errors": _errors_block(),
         "close-codes": _close_block(),
         "limits": _limits_block(defs),
