@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -164,15 +165,33 @@ def _creation_allowed(ctx: Context) -> bool:
 
 
 async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """Create a room; a ``create_key`` used before (by anyone, within an hour) answers with the
+    room it created then, without counting against the quota."""
     assert isinstance(command, pm.CreateRoom)
+    service = ctx.rt.service
+    room_id: str | None = None
+    invite: str | None = None
+    key_hash = room.hash_secret(command.create_key) if command.create_key else None
+    if key_hash is not None:
+        room_id, invite = secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"), None
+        if not command.public:
+            invite = secrets.token_urlsafe(12)
+        earlier = await ctx.rt.store.reserve_create_key(
+            key_hash, json.dumps([room_id, invite]).encode()
+        )
+        if earlier is not None:
+            room_id, invite = json.loads(earlier)
+            if await ctx.rt.store.load(room_id) is not None:
+                return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
     if not _creation_allowed(ctx):
         raise ServiceError("rate_limited", "room creation quota used up: wait a minute")
-    service = ctx.rt.service
     room_id, invite = await service.create_room(
         options=translate.engine_options(command.options),
         seats=command.seats,
         public=command.public,
         turn_seconds=command.turn_seconds,
+        room_id=room_id,
+        invite=invite,
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 
@@ -183,10 +202,11 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _attach(
     ctx: Context, room_id: str, role: Literal["player", "spectator"], player: str | None,
     at: Cached, last_seq: int | None,
-) -> Member:  # fmt: skip
+) -> tuple[Member, bool]:  # fmt: skip
     """Subscribe the connection: the events after ``last_seq`` when the client can resume from
-    there, else a snapshot of ``at`` and the events after it."""
-    if last_seq is None or last_seq > at.seq:
+    there (``True``: resumed), else a snapshot of ``at`` and the events after it."""
+    resumed = last_seq is not None and last_seq <= at.seq
+    if last_seq is None or not resumed:
         ctx.send(translate.snapshot(room_id, at.seq, at.record))
         after = at.seq
     else:
@@ -194,7 +214,7 @@ async def _attach(
     subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
     if player is not None:
         await ctx.rt.upkeep.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
-    return Member(room_id, role, player, subscription)
+    return Member(room_id, role, player, subscription), resumed
 
 
 async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -206,10 +226,11 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
         command.invite_code,
         conn_id=ctx.conn_id,
         join_key=command.join_key,
+        seed=command.seed,
     )
     at = await _committed(ctx, command.room, out.seq, out.record)
     player = out.result["player"]
-    member = await _attach(ctx, command.room, "player", player, at, None)
+    member, _ = await _attach(ctx, command.room, "player", player, at, None)
     previous = out.result.get("previous")
     if previous is not None and previous != ctx.conn_id:
         await ctx.rt.kick(command.room, previous)
@@ -234,11 +255,11 @@ async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
     player = await ctx.rt.seats.authenticate(command.room, command.token)
     out, previous = await ctx.rt.seats.claim_seat(command.room, player, ctx.conn_id)
     at = await _committed(ctx, command.room, out.seq, out.record)
-    member = await _attach(ctx, command.room, "player", player, at, command.last_seq)
+    member, resumed = await _attach(ctx, command.room, "player", player, at, command.last_seq)
     if previous is not None:
         await ctx.rt.kick(command.room, previous)
     seat = at.record.game.seat_of(player)
-    result = pm.RejoinResult(player=player, seat=seat if seat is not None else 0)
+    result = pm.RejoinResult(player=player, seat=seat if seat is not None else 0, resumed=resumed)
     return Handled(pm.make_ack(command, result, seq=at.seq), enter=member)
 
 
@@ -247,9 +268,10 @@ async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
     _require_free(ctx)
     at = await ctx.rt.service.view(command.room)
     _check_invite(at.record, command.invite_code)
-    member = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
+    member, resumed = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
     await ctx.rt.upkeep.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
-    return Handled(pm.make_ack(command, seq=member.subscription.cursor), enter=member)
+    result = pm.SpectateResult(resumed=resumed)
+    return Handled(pm.make_ack(command, result, seq=member.subscription.cursor), enter=member)
 
 
 async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:

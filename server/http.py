@@ -109,14 +109,20 @@ async def get_room(request: Request) -> Response:
     return _json(translate.snapshot(request.path_params["room_id"], current.seq, current.record))
 
 
+class _BadParamError(ValueError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
     raw = request.query_params.get(name)
     try:
         value = default if raw is None else int(raw)
     except ValueError:
-        raise ValueError(f"{name} must be an integer") from None
+        raise _BadParamError("invalid_field", f"{name} must be an integer") from None
     if not low <= value <= high:
-        raise ValueError(f"{name} must be {low}..{high}")
+        raise _BadParamError("out_of_range", f"{name} must be {low}..{high}")
     return value
 
 
@@ -129,8 +135,8 @@ async def room_events(request: Request) -> Response:
     try:
         after = _int_param(request, "after", 0, 0, 2**53 - 1)
         limit = _int_param(request, "limit", EVENTS_PAGE, 1, EVENTS_PAGE_MAX)
-    except ValueError as exc:
-        return _error("invalid_field", str(exc), 400)
+    except _BadParamError as exc:
+        return _error(exc.code, str(exc), 400)
     room_id = request.path_params["room_id"]
     entries = await runtime_of(request).store.read_events(room_id, after, limit)
     events = [_ANY.decode(data) for _, data in entries]

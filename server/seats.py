@@ -32,6 +32,7 @@ class Seats:
         *,
         conn_id: str | None = None,
         join_key: str | None = None,
+        seed: str | None = None,
         cache_key: str = "",
     ) -> Outcome:
         """Take a seat. The result holds ``player``, ``seat``, the seat ``token`` (never stored)
@@ -52,6 +53,8 @@ class Seats:
             seated = record.game.player(known) if known else None
             if known is not None and seated is not None and not seated.forfeited:
                 return self._reissue(room_id, record, known, token_hash, conn_id, fields)
+            if seed is not None:  # before the join's events are made: they show the seed
+                record = record.replace(seeds={**record.seeds, player_id: seed})
             record, events = self.service.apply(room_id, record, [game.Join(player_id, name)])
             record, _back, _ = room.claim(record, player_id, conn_id)
             if key_hash is not None:

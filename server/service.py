@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import redis.exceptions
 
 import protocol.messages as pm
@@ -302,7 +303,7 @@ class GameService:
                 events += translate.wire_events(room_id, new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
         record = record.replace(draws=draw.count)
-        return room.after_game(record, state, turn_began, self.clock()), events
+        return room.after_game(record, state, turn_began, self.clock()), _fair_dice(events, record)
 
     @staticmethod
     def _with_dice(state: game.GameState, command: game.Command, draw: _Draws) -> game.Command:
@@ -391,3 +392,25 @@ class GameService:
             return Change(record, events)
 
         return await self.transact(room_id, step, cache_key)
+
+
+def _fair_dice(events: list[pm.Event], record: room.RoomRecord) -> list[pm.Event]:
+    """The events with their fair-dice fields: the commitment to the room's seed on every
+    ``player_joined`` (before any player's seed is used) and on ``game_started`` with the seats'
+    seeds, the seed itself revealed on ``game_over``."""
+    if not any(isinstance(e, pm.PlayerJoined | pm.GameStarted | pm.GameOver) for e in events):
+        return events
+    seed = bytes.fromhex(record.meta.dice_seed)
+    commitment = fairdice.commitment(seed)
+    out: list[pm.Event] = []
+    for event in events:
+        if isinstance(event, pm.PlayerJoined):
+            seed_of = record.seeds.get(event.player)
+            event = msgspec.structs.replace(event, dice_commitment=commitment, seed=seed_of)
+        elif isinstance(event, pm.GameStarted):
+            seeds = tuple(record.seeds.get(p.player_id, "") for p in record.game.players)
+            event = msgspec.structs.replace(event, dice_commitment=commitment, seeds=seeds)
+        elif isinstance(event, pm.GameOver):
+            event = msgspec.structs.replace(event, server_seed=seed.hex())
+        out.append(event)
+    return out

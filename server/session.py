@@ -24,7 +24,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 import protocol.messages as pm
 from protocol.codec import encode
 from protocol.errors import make_error
-from protocol.transport import CloseCode, Encoding
+from protocol.transport import PROTOCOL_MINOR, PROTOCOL_VERSION, CloseCode, Encoding
 from protocol.types import MAX_ID_LENGTH
 from server import connection as conn
 from server import game, handlers, wire
@@ -39,6 +39,7 @@ log = logging.getLogger("yahtzee.session")
 _ids = itertools.count(1)
 _PROCESS = f"{os.getpid()}-{secrets.token_hex(3)}"
 _CLOSE = object()
+_ENTERING = (pm.Join, pm.Rejoin, pm.Spectate)
 
 Frame = bytes | str
 
@@ -61,6 +62,9 @@ class Session:
             ),
         )
         self.queue: collections.deque[Frame | object] = collections.deque()
+        #: frames made while a join/rejoin/spectate runs: sent after its ack (SPEC: the ack
+        #: first, then the snapshot or missed events up to the ack's seq, then live events)
+        self._held: list[Frame] | None = None
         self.queue_limit = settings.send_queue_size
         self._writer: asyncio.Task[None] | None = None
         self.close_code: int | None = None
@@ -107,7 +111,8 @@ class Session:
         settings = self.rt.settings
         return pm.Welcome(
             server_version=self.rt.version,
-            protocol_version=1,
+            protocol_version=PROTOCOL_VERSION,
+            protocol_minor=PROTOCOL_MINOR,
             encoding=self.encoding,
             limits=pm.Limits(
                 max_frame_bytes=settings.max_frame_bytes,
@@ -173,6 +178,9 @@ class Session:
         """Queue one frame; a client whose queue is full is closed with 4000 instead."""
         if self.close_code is not None:
             return False
+        if self._held is not None:
+            self._held.append(frame)
+            return True
         if len(self.queue) >= self.queue_limit:
             self.rt.metrics.slow_clients.inc()
             log.info("closing slow client %s", self.conn_id)
@@ -220,15 +228,21 @@ class Session:
     async def _run(self, command: pm.ClientMessage) -> None:
         kind = pm.message_type(command)
         started = time.perf_counter()
+        if isinstance(command, _ENTERING):
+            self._held = []
         try:
             handled = await handlers.handle(self.ctx, command)
         except Exception:
             raise_if_cancelling()
             log.exception("command %s failed", kind)
             handled = handlers.Handled(make_error("internal_error", command.id))
+        finally:
+            held, self._held = self._held, None
         if handled.enter is not None:
             self.ctx.member = handled.enter
         sent = self._send(handled.reply)
+        for frame in held or ():
+            self._enqueue(frame)
         if sent is not None and not isinstance(command, pm.Ping):
             self.protocol.remember(command.id, sent)
         outcome = handled.reply.code if isinstance(handled.reply, pm.Error) else "ok"

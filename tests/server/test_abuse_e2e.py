@@ -111,7 +111,7 @@ async def test_events_are_paginated_and_invites_travel_only_in_a_header(
             assert rest.json()["events"][0]["seq"] == 2
             bad = await http.get(f"{url}/events", params={"limit": 0}, headers=headers)
             assert bad.status_code == 400
-            assert bad.json()["code"] == "invalid_field"
+            assert bad.json()["code"] == "out_of_range"
             log = (await http.get(f"{url}/events", headers=headers)).text
         assert invite not in log
     finally:
