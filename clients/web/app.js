@@ -17,6 +17,7 @@ import {
 const SEAT_KEY = "yahtzee.session";     // localStorage: the seat (or watched room), kept
 const ACTIVE_KEY = "yahtzee.active";    // sessionStorage: this tab is at that table
 const LOBBY_POLL_MS = 3000;
+const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
 const SPOKEN_FACES = ["", "one", "two", "three", "four", "five", "six"];
 // Pip positions (1-9 in a 3 x 3 grid, row by row) for each face.
 const PIPS = { 1: [5], 2: [3, 7], 3: [3, 5, 7], 4: [1, 3, 7, 9], 5: [1, 3, 5, 7, 9],
@@ -93,11 +94,13 @@ function fail(err) {
   notify((err && (err.message || err.code)) || String(err));
 }
 
+// Each announcement is its own line in the live region, so a score followed at once by the
+// next turn is read out whole; only the last few lines are kept.
 function announce(text) {
-  // Cleared first so the same text twice in a row is still read out.
+  if (!text) return;
   const region = $("announce");
-  region.textContent = "";
-  requestAnimationFrame(() => { region.textContent = text; });
+  region.append(el("p", {}, text));
+  while (region.childElementCount > 4) region.firstElementChild.remove();
 }
 
 let audio = null;
@@ -143,8 +146,9 @@ function ask(text, yesLabel) {
 
 // ------------------------------------------------------------------ events from the client
 
+// The client delivers the snapshot of the room it is entering, which may come before the page
+// has its session (the join's ack follows the snapshot): keep it either way.
 function onSnapshot(snapshot) {
-  if (!session || snapshot.room !== session.room) return;
   const newRoom = !model || model.room !== snapshot.room;
   model = fromSnapshot(snapshot);
   if (newRoom) moves = new Map();
@@ -218,8 +222,10 @@ function myName() {
 
 function enterRoom(next) {
   session = next;
-  model = null;
-  moves = new Map();
+  if (model && model.room !== next.room) {
+    model = null;
+    moves = new Map();
+  }
   keepSession();
   render();
 }
@@ -290,7 +296,7 @@ async function quickPlay() {
   const open = rooms.filter((r) => r.status === "lobby" && r.open_seats > 0)
     .sort((a, b) => a.open_seats - b.open_seats);
   for (const room of open) {
-    if (await joinRoom(room.room, null)) return;
+    if (await joinRoom(room.room, null, { auto: true })) return;
   }
   try {
     const created = await client.createRoom({ seats: 2, public: true,
@@ -411,8 +417,11 @@ async function openReplay(room) {
     const lines = ["Before the first move"];
     const running = structuredClone(start);
     for (const ev of events) {
-      lines.push(describeEvent(running, ev) || ev.type.replace(/_/g, " "));
+      const line = describeEvent(running, ev) || ev.type.replace(/_/g, " ");
       applyEvent(running, ev);
+      // Steps are moves: who watched or lost the connection is no step of the game.
+      if (REPLAY_SKIPS.has(ev.type)) continue;
+      lines.push(line);
       states.push(structuredClone(running));
     }
     replay = { room, states, lines, at: 0 };
