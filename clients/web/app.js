@@ -540,6 +540,7 @@ function renderTable() {
   const spectating = session.role !== "player";
   $("table").classList.toggle("spectating", spectating);
   const finished = model && model.status === "finished";
+  $("leave").hidden = Boolean(finished);  // game over has its own "Back to the lobby"
   $("role").textContent = finished ? "game over" : spectating ? "spectating" : "playing";
   if (!model) {
     $("turn").textContent = "Loading…";
@@ -658,6 +659,7 @@ function renderScorecard(table, m, me, live) {
   table.tHead.replaceChildren(el("tr", {}, el("th", { scope: "col" }, "Box"),
     ...players.map((p) => el("th", {
       scope: "col",
+      title: p.name,
       class: p.player === m.current ? "current" : "",
       dataset: { player: p.player },
       "aria-current": p.player === m.current ? "true" : null,
@@ -691,7 +693,8 @@ function renderScorecard(table, m, me, live) {
 function upperRows(m, players) {
   const current = (p) => (p.player === m.current ? "current" : "");
   return [
-    el("tr", { class: "sum" }, el("th", { scope: "row" }, `Upper total (bonus at ${UPPER_BONUS_THRESHOLD})`),
+    el("tr", { class: "sum" }, el("th", { scope: "row" }, "Upper total",
+      el("span", { class: "long" }, ` (bonus at ${UPPER_BONUS_THRESHOLD})`)),
       ...players.map((p) => {
         const share = Math.min(100, Math.round(100 * p.totals.upper / UPPER_BONUS_THRESHOLD));
         return el("td", { class: "upper " + current(p), dataset: { player: p.player },
