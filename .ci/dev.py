@@ -89,7 +89,12 @@ def ensure_npm_packages() -> None:
             )
             return
         _say(f"installing npm packages in {folder.relative_to(ROOT)} (npm ci)")
-        _run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", folder)
+        try:
+            _run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", folder)
+        except subprocess.CalledProcessError:
+            # The Python tests can still run; the JavaScript ones will say what is missing.
+            _say("npm ci failed: the JavaScript and accessibility tests will not run")
+            continue
         stamp.write_text(wanted)
 
 

@@ -168,3 +168,29 @@ test("a seat taken back with its token ends the old connection (close 1000)", as
   const listed = await fetchRooms(HTTP);
   assert.ok(listed.some((r) => r.room === created.room));
 });
+
+test("fetchEventLog follows next_after pages and sends the invite code as a header", async () => {
+  // The paginated answer of the HTTP API (GET /rooms/{id}/events?after=&limit=), served by a
+  // stand-in fetch until the server pages its log; the unpaginated shape is covered above.
+  const log = Array.from({ length: 5 }, (_, i) => ({ type: "held", room: "r", seq: i + 1 }));
+  const asked = [];
+  const pagedFetch = async (url, init) => {
+    asked.push({ url, headers: init.headers });
+    const params = new URL(url).searchParams;
+    const after = Number(params.get("after"));
+    const limit = Number(params.get("limit"));
+    const events = log.filter((e) => e.seq > after).slice(0, limit);
+    const last = events.at(-1);
+    const nextAfter = last && last.seq < log.length ? last.seq : null;
+    return new Response(JSON.stringify({ room: "r", events, next_after: nextAfter }));
+  };
+  const events = await fetchEventLog("http://yz.test/", "r",
+    { limit: 2, inviteCode: "SECRET", fetch: pagedFetch });
+  assert.deepEqual(events.map((e) => e.seq), [1, 2, 3, 4, 5]);
+  assert.deepEqual(asked.map((a) => new URL(a.url).search),
+    ["?after=0&limit=2", "?after=2&limit=2", "?after=4&limit=2"]);
+  for (const { url, headers } of asked) {
+    assert.equal(headers["X-Invite-Code"], "SECRET");
+    assert.ok(!url.includes("SECRET"), "the invite code never goes into a URL");
+  }
+});
