@@ -405,6 +405,9 @@ async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
         await expect(listed).to_contain_text("Remote")
         await expect(listed).to_contain_text("1/3 seated")
         await remote.leave()
+        # A keyboard user jumps past the room list to the form.
+        await page.click('nav.skip a[href="#create"]')
+        await expect(page.locator("#create")).to_be_focused()
 
         # A Yatzy room: the form and the table show only Yatzy's options.
         await page.fill("#name", "Pia")
