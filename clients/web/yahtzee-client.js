@@ -294,6 +294,7 @@ export class YahtzeeClient {
           const lost = this.session;
           this.session = null;
           this.seq = null;
+          this._releaseAllSeqWaiters();
           this._emit("resume-failed", Object.assign(err, { room: lost.room }));
         }
       }
@@ -547,6 +548,13 @@ export class YahtzeeClient {
     this.seq = null;
     this._snapshotRoom = null;
     this._entering = null;
+    this._releaseAllSeqWaiters();
+  }
+
+  // Out of the room: nothing more will come, so nobody waits for it.
+  _releaseAllSeqWaiters() {
+    for (const waiter of this._seqWaiters) waiter.resolve();
+    this._seqWaiters = [];
   }
 
   /** Leave the room (a forfeit during a game). The client forgets the room. */
