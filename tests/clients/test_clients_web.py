@@ -288,6 +288,10 @@ async def test_two_players_and_a_spectator(pages: Pages) -> None:
         if turn == 1:
             # The rolled dice tumble (all five: none was held); the roll is announced.
             await expect(page.locator("#dice .die.rolling")).to_have_count(5)
+            animation = await page.evaluate(
+                "getComputedStyle(document.querySelector('#dice .die')).animationName"
+            )
+            assert animation == "tumble"  # and "none" with reduced motion (the phone test)
             await expect(eve.locator("#announce")).to_contain_text(f"{ann_name} rolled")
             await expect(ann.locator("#announce")).to_contain_text("You rolled")
             await expect(page.locator("#dice .die").first).to_have_attribute(
