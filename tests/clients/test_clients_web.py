@@ -495,6 +495,8 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         await guest.click("#join-button")
         await expect(guest.locator("#table")).to_be_visible()
         await expect(guest.locator("#waiting")).to_contain_text("Hanna starts the game")
+        # Hanna sat down before Gus came: that line comes from the private room's log.
+        await expect(guest.locator("#log li", has_text="Hanna sat down")).to_have_count(1)
         await guest.click("#share")
         shared = await guest.locator("#share-link").input_value()
         assert shared == pages.server.http + link

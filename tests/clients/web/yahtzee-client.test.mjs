@@ -151,6 +151,14 @@ test("a dropped connection resumes from the last seq; a spectator sees the same"
   assert.deepEqual(seen.seqs, seen.seqs.map((_, i) => first + i), "no gap, no duplicate");
   await until(() => watcher.seq === player.seq, "the spectator to catch up");
   assert.deepEqual(watched.model.players, seen.model.players);
+
+  // The private room's log needs its invite code (sent as a header).
+  const log = await fetchEventLog(HTTP, created.room, { inviteCode: created.invite_code,
+    limit: 3 });
+  assert.deepEqual(log.map((e) => e.seq), log.map((_, i) => i + 1));
+  assert.ok(log.length >= player.seq - 1);
+  await assert.rejects(fetchEventLog(HTTP, created.room), (err) => err instanceof CommandError &&
+    err.code === "invite_required");
 });
 
 test("a seat taken back with its token ends the old connection (close 1000)", async () => {
