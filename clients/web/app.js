@@ -188,14 +188,20 @@ function announceEvent(ev, line) {
 // spectator sees it all); later lines come from the live events.
 async function loadHistory(snapshot) {
   try {
-    const events = await fetchEventLog("", snapshot.room,
-      { inviteCode: session && session.inviteCode });
+    const events = await fetchEventLog("", snapshot.room, { inviteCode: inviteFor(snapshot.room) });
     if (!model || model.room !== snapshot.room) return;
     for (const { seq, text } of historyOf(initialModel(snapshot), events)) {
       if (!moves.has(seq)) moves.set(seq, text);
     }
     renderLog();
   } catch { /* no log (an older server, a private room): the live lines still come */ }
+}
+
+// The invite code of a room being entered or sat at (the snapshot can come before the session).
+let entering = null;  // {room, inviteCode} while a join / spectate / rejoin is under way
+function inviteFor(room) {
+  if (session && session.room === room) return session.inviteCode || null;
+  return entering && entering.room === room ? entering.inviteCode : null;
 }
 
 // Rooms created by quick play or a rematch start by themselves once every seat is taken.
@@ -233,6 +239,7 @@ function enterRoom(next) {
 async function joinRoom(room, inviteCode, extra = {}) {
   const name = myName();
   if (!name) return false;
+  entering = { room, inviteCode: inviteCode || null };
   try {
     const result = await client.join(room, name, { inviteCode: inviteCode || null });
     enterRoom({ room, role: "player", token: result.token, player: result.player,
@@ -245,6 +252,7 @@ async function joinRoom(room, inviteCode, extra = {}) {
 }
 
 async function watchRoom(room, inviteCode) {
+  entering = { room, inviteCode: inviteCode || null };
   try {
     await client.spectate(room, { inviteCode: inviteCode || null });
     enterRoom({ room, role: "spectator", inviteCode: inviteCode || null });
@@ -254,6 +262,7 @@ async function watchRoom(room, inviteCode) {
 async function resumeSeat() {
   const seat = storedSeat();
   if (!seat) return;
+  entering = { room: seat.room, inviteCode: seat.inviteCode || null };
   try {
     if (seat.role === "player") await client.rejoin(seat.room, seat.token);
     else await client.spectate(seat.room, { inviteCode: seat.inviteCode || null });
