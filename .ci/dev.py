@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -67,6 +68,36 @@ def ensure_environment() -> None:
     STAMP.write_text(wanted)
 
 
+# npm packages the tests need (ws for Node's tests of the web client, axe-core for the browser
+# accessibility check): installed from their lock file when npm exists, redone when it changes.
+NPM_PROJECTS = (ROOT / "tests" / "clients" / "web",)
+
+
+def ensure_npm_packages() -> None:
+    """`npm ci` in each NPM_PROJECTS folder whose lock file changed; a note if npm is missing."""
+    npm = shutil.which("npm")
+    for folder in NPM_PROJECTS:
+        lock = folder / "package-lock.json"
+        stamp = folder / "node_modules" / ".yahtzee-installed"
+        wanted = hashlib.sha256(lock.read_bytes()).hexdigest()
+        if stamp.exists() and stamp.read_text().strip() == wanted:
+            continue
+        if npm is None:
+            _say(
+                "npm not found: the JavaScript and accessibility tests will be skipped "
+                "(Debian/Ubuntu: apt-get install nodejs npm)"
+            )
+            return
+        _say(f"installing npm packages in {folder.relative_to(ROOT)} (npm ci)")
+        try:
+            _run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", folder)
+        except subprocess.CalledProcessError:
+            # The Python tests can still run; the JavaScript ones will say what is missing.
+            _say("npm ci failed: the JavaScript and accessibility tests will not run")
+            continue
+        stamp.write_text(wanted)
+
+
 def _exec(*args: str | Path) -> None:
     argv = [str(a) for a in args]
     os.chdir(ROOT)
@@ -94,6 +125,8 @@ def main(argv: list[str]) -> None:
         return
     command, rest = argv[0], argv[1:]
     ensure_environment()
+    if command in {"setup", "test"}:
+        ensure_npm_packages()
     if command == "serve":
         _exec(BIN / "yahtzee", "serve", *rest)
     elif command == "test":

@@ -15,14 +15,31 @@ from protocol import Encoding, ExtraYahtzees, FirstPlayer, Joker, RoomOptions, R
 
 __all__ = ["register"]
 
-DEFAULT_URL = os.environ.get("YAHTZEE_URL", "ws://127.0.0.1:8000/ws")
+DEFAULT_URL = "ws://127.0.0.1:8000/ws"
+
+
+def service_url(value: str) -> str:
+    """The WebSocket URL for ``--url`` / ``$YAHTZEE_URL``: a ws(s):// URL as given; an
+    http(s):// address (what ``serve`` prints) or a bare ``host:port`` becomes ``ws(s)://.../ws``."""
+    url = value.strip()
+    if "://" not in url:
+        url = "ws://" + url
+    scheme, rest = url.split("://", 1)
+    scheme = {"http": "ws", "https": "wss"}.get(scheme.lower(), scheme.lower())
+    if "/" not in rest.rstrip("/"):
+        rest = rest.rstrip("/") + "/ws"
+    return f"{scheme}://{rest}"
 
 
 def _add_url(parser: argparse.ArgumentParser) -> None:
+    # Read when the parser is built (not at import), so $YAHTZEE_URL set by a test or a wrapper
+    # script counts.
     parser.add_argument(
         "--url",
-        default=DEFAULT_URL,
-        help="WebSocket URL of the service (default: %(default)s, or $YAHTZEE_URL)",
+        type=service_url,
+        default=service_url(os.environ.get("YAHTZEE_URL") or DEFAULT_URL),
+        help="the service: ws://host:port/ws, http://host:port or host:port "
+        "(default: $YAHTZEE_URL, else %(default)s)",
     )
 
 
@@ -87,7 +104,7 @@ def _play(args: argparse.Namespace) -> int:
 
     app = PlayApp(url=args.url, name=args.name, room=args.room, invite_code=args.invite)
     app.run()
-    return 0
+    return app.return_code or 0
 
 
 def _watch(args: argparse.Namespace) -> int:
@@ -95,7 +112,8 @@ def _watch(args: argparse.Namespace) -> int:
 
     app = WatchApp(url=args.url, room=args.room, invite_code=args.invite)
     app.run()
-    return 0
+    # Non-zero when the room could not be watched (no such room, bad invite, no server).
+    return app.return_code or 0
 
 
 def _load(args: argparse.Namespace) -> int:

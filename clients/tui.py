@@ -170,15 +170,16 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, yes: str = "Yes, score it (y)") -> None:
         super().__init__()
         self.question = question
+        self.yes = yes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Label(Text(self.question), id="question")
             with Horizontal():
-                yield Button("Yes, score it (y)", id="yes", variant="warning")
+                yield Button(self.yes, id="yes", variant="warning")
                 yield Button("Cancel (n)", id="no", variant="primary")
 
     def action_answer(self, yes: bool) -> None:
@@ -551,8 +552,21 @@ class TableScreen(Screen[None]):
             *(Text(str(p.grand), style="bold") for p in model.players),
             key="total",
         )
-        if row > 0:
-            table.move_cursor(row=row)
+        table.move_cursor(row=self._cursor_row(model, row))
+
+    def _cursor_row(self, model: RoomModel, row: int) -> int:
+        """The scorecard row for the cursor: ``row`` unless it is a box I have filled, then the
+        next box still open in my column (so Enter never lands on a filled box)."""
+        me = self.me
+        player = model.player(me) if me is not None else None
+        boxes = list(model.boxes)
+        if player is None or row >= len(boxes) or player.scorecard.get(boxes[row]) is None:
+            return max(row, 0)
+        open_rows = [i for i, box in enumerate(boxes) if player.scorecard.get(box) is None]
+        later = [i for i in open_rows if i > row]
+        if later or open_rows:
+            return (later or open_rows)[0]
+        return row
 
     def _render_standings(self, model: RoomModel) -> None:
         widget = self.query_one("#standings", Static)
@@ -623,6 +637,12 @@ class TableScreen(Screen[None]):
 
     @work(group="commands")
     async def action_leave(self) -> None:
+        model = self.client.model
+        playing = model is not None and model.status is RoomStatus.PLAYING
+        if playing and not self.spectator:
+            question = "Leave the game? You forfeit: your turns are skipped from now on."
+            if not await self.app.push_screen_wait(ConfirmScreen(question, "Leave (y)")):
+                return
         with contextlib.suppress(CommandError, ClientClosedError):
             await self.client.leave()
         self.app.pop_screen()
@@ -691,8 +711,10 @@ Select { width: 28; }
 #header { background: $primary-background; }
 #turn { text-style: bold; margin: 1 0 0 0; }
 ConfirmScreen { align: center middle; }
-#confirm-box { width: 60; height: auto; border: thick $warning; background: $surface;
-    padding: 1 2; }
+#confirm-box { width: 64; max-width: 90%; height: auto; border: thick $warning;
+    background: $surface; padding: 1 2; }
+/* The question wraps inside the box (a Label is as wide as its text otherwise, and is cut). */
+#question { width: 100%; }
 #confirm-box Horizontal { height: auto; margin-top: 1; }
 """
 
@@ -716,7 +738,7 @@ class _ClientApp(App[None]):
         try:
             await self.client.connect()
         except ConnectionFailedError as exc:
-            self.exit(message=str(exc))
+            self.exit(return_code=1, message=str(exc))
             return False
         self.pump()
         return True
@@ -795,6 +817,6 @@ class WatchApp(_ClientApp):
         try:
             await self.client.spectate(self.room, self.invite_code)
         except (CommandError, ClientClosedError) as exc:
-            self.exit(message=f"cannot watch {self.room}: {exc}")
+            self.exit(return_code=1, message=f"cannot watch {self.room}: {exc}")
             return
         await self.push_screen(TableScreen(self.room, invite_code=self.invite_code, spectator=True))

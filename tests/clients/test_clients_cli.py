@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 
 import pytest
 from clients_live import LiveServer
 
-from clients.cli import register
+from clients.cli import register, service_url
 
 
 def parser() -> argparse.ArgumentParser:
@@ -66,3 +68,35 @@ def test_load_command_plays_and_reports_json(
         1,
         [],
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "url"),
+    [
+        ("ws://h:1/ws", "ws://h:1/ws"),
+        ("http://127.0.0.1:8001", "ws://127.0.0.1:8001/ws"),
+        ("https://yz.example/", "wss://yz.example/ws"),
+        ("127.0.0.1:8001", "ws://127.0.0.1:8001/ws"),
+        ("wss://yz.example/game/ws", "wss://yz.example/game/ws"),
+    ],
+)
+def test_service_url_accepts_what_serve_prints(given: str, url: str) -> None:
+    assert service_url(given) == url
+
+
+def test_every_client_command_reads_yahtzee_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("YAHTZEE_URL", "http://127.0.0.1:8123")
+    for argv in (["play"], ["watch", "r1"], ["bot"]):
+        assert parser().parse_args(argv).url == "ws://127.0.0.1:8123/ws"
+
+
+def test_watching_an_unknown_room_fails(live_server: LiveServer) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "watch", "nosuchroom", "--url", live_server.http],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert "cannot watch nosuchroom: room_not_found" in run.stdout + run.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from clients_live import LiveServer
 from test_clients_model import lobby_snapshot
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, RichLog, Select, Static
 
@@ -20,6 +21,7 @@ from clients.bot import BotConfig, run_bots
 from clients.client import Client
 from clients.model import RoomModel
 from clients.tui import (
+    CSS,
     ConfirmScreen,
     LobbyScreen,
     PlayApp,
@@ -109,6 +111,13 @@ async def play_turn(
     assert player is not None
     await until(pilot, lambda: player.scorecard[best.box] is not None, "the score")
     assert player.scorecard[best.box] == best.points
+    if turn < 13:
+        # The cursor has left the box just filled: the next Enter lands on an open box.
+        await until(
+            pilot,
+            lambda: player.scorecard[model.boxes[scorecard.cursor_row]] is None,
+            "the cursor on an open box",
+        )
     return asked
 
 
@@ -288,3 +297,59 @@ async def test_a_game_against_the_bot_in_the_terminal(live_server: LiveServer) -
             assert f"{s.place}. {s.name}: {s.total}" in text_of(standings)
         log = table.query_one("#log", RichLog)
         assert any("Robo scored" in line.text for line in log.lines)
+
+
+async def test_the_question_fits_a_120_column_terminal() -> None:
+    class Bare(App[None]):
+        CSS = CSS
+
+    question = (
+        "Large Straight scores 0 now, while 3 of a Kind would score 27. Score 0 in Large Straight?"
+    )
+    app = Bare()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(ConfirmScreen(question))
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ConfirmScreen)
+                and bool(app.screen.query("#question"))
+                and app.screen.query_one("#question").region.width > 0
+            ),
+            "the question laid out",
+        )
+        label = app.screen.query_one("#question")
+        box = app.screen.query_one("#confirm-box")
+        # The text wraps inside its box instead of running off the screen.
+        assert box.region.contains_region(label.region)
+        assert label.region.right <= 120
+        assert label.region.height >= 2
+        screen_text = app.export_screenshot().replace("&#160;", " ")
+        assert "Straight?" in screen_text
+
+
+async def test_leaving_mid_game_asks_first(live_server: LiveServer) -> None:
+    app = PlayApp(live_server.ws, name="Lea")
+    async with app.run_test(size=(120, 50)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        app.screen.query_one("#seats", Input).value = "1"
+        await pilot.click("#create")
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        table = app.screen
+        client = app.client
+        await until(pilot, lambda: table.query_one("#start").display, "the start button")
+        await pilot.press("s")
+        await until(
+            pilot,
+            lambda: client.model is not None and client.model.status is RoomStatus.PLAYING,
+            "the game",
+        )
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is table, "the table again")
+        assert client.room == table.room
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby again")

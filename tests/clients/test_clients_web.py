@@ -1,24 +1,38 @@
-"""The web page in headless Chromium: two players play a whole game while a third page watches.
+"""The web page in headless Chromium, on desktop (1200 x 1000) and phone (390 x 844) viewports.
 
 Playwright drives Debian's Chromium (``/usr/bin/chromium``); no browser is ever downloaded. Without
-Chromium the test is skipped with the reason, unless ``YAHTZEE_REQUIRE_BROWSER=1`` (CI), where a
-missing browser is a failure. Synchronisation is by Playwright's auto-waiting assertions and
+Chromium the tests are skipped with the reason, unless ``YAHTZEE_REQUIRE_BROWSER=1`` (CI), where a
+missing browser is a failure. One browser serves the whole module; the pages talk to the session's
+real server process. Synchronisation is by Playwright's auto-waiting assertions and
 ``wait_for_function`` on the page's state, never by sleeping.
+
+The accessibility check runs axe-core (npm, installed by ``python3 .ci/dev.py setup``) inside the
+page: no serious or critical violation on the lobby, the table and game over.
+
+``YAHTZEE_SCREENSHOTS=1`` writes the README's screenshots to ``clients/web/screenshots/``;
+otherwise they go to ``tests/artifacts/``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
+import secrets
 import shutil
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from clients_live import LiveServer
+import pytest_asyncio
+from clients_live import LiveServer, spawn_server, stop_server
 
-pytestmark = pytest.mark.browser
+from clients.client import Client
+from clients.strategy import decide
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -29,8 +43,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+SHOTS = ROOT / "clients" / "web" / "screenshots"
+AXE = Path(__file__).resolve().parent / "web" / "node_modules" / "axe-core" / "axe.min.js"
 TIMEOUT_MS = 20_000
+DESKTOP = {"width": 1200, "height": 1000}
+PHONE = {"width": 390, "height": 844}
 
 
 def _require_browser() -> None:
@@ -46,8 +65,14 @@ def _require_browser() -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[object]:
+def _shot(name: str) -> str:
+    folder = SHOTS if os.environ.get("YAHTZEE_SCREENSHOTS") == "1" else ARTIFACTS
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / name)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser() -> AsyncIterator[Any]:
     _require_browser()
     from playwright.async_api import async_playwright
 
@@ -59,37 +84,132 @@ async def browser() -> AsyncIterator[object]:
             await instance.close()
 
 
-def _serves_the_page(server: LiveServer) -> bool:
+@pytest.fixture(scope="module")
+def web_server(live_server: LiveServer) -> LiveServer:
     try:
-        with urllib.request.urlopen(server.http + "/static/app.js", timeout=5) as response:
-            return bool(response.status == 200)
+        with urllib.request.urlopen(live_server.http + "/static/app.js", timeout=5) as response:
+            serves = response.status == 200
     except OSError:
-        return False
-
-
-async def test_two_players_and_a_spectator(live_server: LiveServer, browser: object) -> None:
-    from playwright.async_api import Browser, Page, expect
-
-    assert isinstance(browser, Browser)
-    if not _serves_the_page(live_server):
+        serves = False
+    if not serves:
         pytest.fail(
             "the server does not serve the web page: it must serve clients/web/index.html at / "
             "and the clients/web folder at /static/"
         )
-    expect.set_options(timeout=TIMEOUT_MS)
+    return live_server
 
-    async def open_page() -> Page:
-        context = await browser.new_context(viewport={"width": 1200, "height": 1000})
+
+@pytest.fixture
+def own_server(redis_server_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """A server of its own (empty lobby), for quick play, which takes any open room."""
+    process, server = spawn_server(redis_server_url, f"tq{secrets.token_hex(4)}:", tmp_path)
+    try:
+        yield server
+    finally:
+        stop_server(process)
+
+
+class Pages:
+    """Opens pages in fresh browser contexts; records page errors and requests; closes all."""
+
+    def __init__(self, browser: Any, server: LiveServer) -> None:
+        self.browser = browser
+        self.server = server
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+
+    async def context(self, *, phone: bool = False, **options: Any) -> Any:
+        context = await self.browser.new_context(
+            viewport=PHONE if phone else DESKTOP, is_mobile=phone, has_touch=phone, **options
+        )
+        self.contexts.append(context)
+        return context
+
+    async def open(self, path: str = "/", *, phone: bool = False, context: Any = None) -> Any:
+        from playwright.async_api import expect
+
+        context = context or await self.context(phone=phone)
         page = await context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.errors = errors  # type: ignore[attr-defined]
-        await page.goto(live_server.http + "/")
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        page.on("request", lambda request: self.requests.append(request.url))
+        await page.goto(self.server.http + path)
         await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
         return page
 
-    ann, bob, eve = await open_page(), await open_page(), await open_page()
+    async def close(self) -> None:
+        for context in self.contexts:
+            await context.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def pages(browser: Any, web_server: LiveServer) -> AsyncIterator[Pages]:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    opened = Pages(browser, web_server)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+    assert opened.errors == []
+    # The icon is inline: no page ever asks for /favicon.ico (and gets a 404).
+    assert not [url for url in opened.requests if url.endswith("/favicon.ico")]
+
+
+async def model(page: Any, expression: str) -> Any:
+    return await page.evaluate(
+        f"(() => {{ const m = window.yahtzee.model; return {expression}; }})()"
+    )
+
+
+async def axe_serious(page: Any) -> list[str]:
+    """Serious and critical axe-core violations on the page, one line each."""
+    if not await page.evaluate("typeof window.axe !== 'undefined'"):
+        await page.add_script_tag(path=str(AXE))
+    found = await page.evaluate(
+        """async () => {
+            const result = await axe.run(document, { resultTypes: ["violations"] });
+            return result.violations
+              .filter((v) => v.impact === "serious" || v.impact === "critical")
+              .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3)
+                .map((n) => n.target.join(" ")).join(", ")}`);
+        }"""
+    )
+    return list(found)
+
+
+async def play_solo_bot_game(server: LiveServer, name: str) -> tuple[str, int]:
+    """A 1-seat public game played to the end by a Python client; its room and final total."""
+    async with Client(server.ws) as bot:
+        created = await bot.create_room(seats=1, first_player="seat_order")
+        await bot.join(created.room, name)
+        await bot.start()
+        while True:
+            state = await bot.wait_for(
+                lambda m: m.status == "finished" or m.current_player == bot.player
+            )
+            if state.status == "finished":
+                return created.room, state.players[0].upper + 0 + state.players[0].grand
+            if state.phase == "awaiting_roll":
+                await bot.roll()
+                continue
+            move = decide(state.dice, state.rolls_left, state.preview)
+            if move.score:
+                await bot.score(move.score)
+            else:
+                await bot.roll(keep=move.keep)
+
+
+# ---------------------------------------------------------------------------------- tests
+
+
+async def test_two_players_and_a_spectator(pages: Pages) -> None:
+    from playwright.async_api import Page, expect
+
+    ann, bob, eve = await pages.open(), await pages.open(), await pages.open()
+    await expect(ann.locator("#refresh")).to_have_count(0)  # the lobby is live
 
     # Ann creates a room (her name is markup on purpose: it must show as text).
     ann_name = "Ann <b>bold</b>"
@@ -102,31 +222,32 @@ async def test_two_players_and_a_spectator(live_server: LiveServer, browser: obj
     assert room
     await expect(ann.locator("#waiting")).to_contain_text("1/2 seated")
 
-    # Bob finds it in the list and joins; Eve watches it.
+    # Bob sees it appear in the lobby without doing anything, and joins; Eve watches it.
     await bob.fill("#name", "Bob")
-    await bob.click("#refresh")
-    await bob.locator(f'#rooms tr[data-room="{room}"] button.join').click()
+    await bob.locator(f'#rooms li[data-room="{room}"] button.join').click()
     await expect(bob.locator("#table")).to_be_visible()
-    await eve.click("#refresh")
-    await eve.locator(f'#rooms tr[data-room="{room}"] button.watch').click()
+    await eve.locator(f'#rooms li[data-room="{room}"] button.watch').click()
     await expect(eve.locator("#role")).to_have_text("spectating")
     await expect(ann.locator("#spectators")).to_have_text("1")
     await expect(ann.locator("#waiting")).to_contain_text("2/2 seated")
     await expect(bob.locator("#start")).to_be_hidden()
+    # Each player's own column comes first.
+    await expect(bob.locator("#scorecard thead th").nth(1)).to_contain_text("Bob (you)")
 
-    await ann.click("#start")
+    await ann.click("#start")  # every seat is taken: no question asked
     await expect(eve.locator("#turn")).to_contain_text(ann_name)
     await expect(eve.locator("#roll")).to_be_hidden()
+    await expect(eve.locator("#keys")).to_be_hidden()  # no key hints for spectators
+    await expect(ann.locator("#keys")).to_be_visible()
+    await expect(ann.locator("#scorecard thead th.current")).to_contain_text(ann_name)
+    await expect(ann.locator("#turn-line")).to_have_class(re.compile(r"\bmine\b"))
+    await expect(ann).to_have_title(re.compile("Your turn"))
+    await expect(bob).to_have_title("Yahtzee")
 
-    pages = {
+    pages_by_player: dict[str, Page] = {
         await ann.evaluate("window.yahtzee.session.player"): ann,
         await bob.evaluate("window.yahtzee.session.player"): bob,
     }
-
-    async def model(page: Page, expression: str) -> object:
-        return await page.evaluate(
-            f"(() => {{ const m = window.yahtzee.model; return {expression}; }})()"
-        )
 
     turn = 0
     confirmed = dropped = reloaded = held = False
@@ -139,14 +260,16 @@ async def test_two_players_and_a_spectator(live_server: LiveServer, browser: obj
             break
         turn += 1
         current = await model(eve, "m.current")
-        page = pages[current]
+        page = pages_by_player[current]
 
         if turn == 4 and not reloaded:
-            # A reload keeps the game: the seat token lives in sessionStorage.
+            # A reload keeps the game, and the move history is rebuilt from the room's log.
             await page.reload()
             await expect(page.locator("#turn")).to_have_text(
                 "Your turn (round " + str((turn + 1) // 2) + ")"
             )
+            await expect(page.locator("#log li", has_text="Bob sat down")).to_have_count(1)
+            await expect(page.locator("#log li", has_text="scored")).to_have_count(3)
             reloaded = True
         if turn == 7 and not dropped:
             # The network drops; the page reconnects by itself and keeps playing.
@@ -162,6 +285,18 @@ async def test_two_players_and_a_spectator(live_server: LiveServer, browser: obj
             await roll.click()
         await expect(page.locator("#dice .die.blank")).to_have_count(0)
         await expect(roll).to_have_text("Roll (2 left)")
+        if turn == 1:
+            # The rolled dice tumble (all five: none was held); the roll is announced.
+            await expect(page.locator("#dice .die.rolling")).to_have_count(5)
+            animation = await page.evaluate(
+                "getComputedStyle(document.querySelector('#dice .die')).animationName"
+            )
+            assert animation == "tumble"  # and "none" with reduced motion (the phone test)
+            await expect(eve.locator("#announce")).to_contain_text(f"{ann_name} rolled")
+            await expect(ann.locator("#announce")).to_contain_text("You rolled")
+            await expect(page.locator("#dice .die").first).to_have_attribute(
+                "aria-label", re.compile(r"^Die 1: [1-6]$")
+            )
 
         if not held:
             # Hold two dice, roll again: they stay, the others are re-rolled.
@@ -184,84 +319,166 @@ async def test_two_players_and_a_spectator(live_server: LiveServer, browser: obj
         await expect(cells.first).to_be_visible()
         if turn == 9:
             await expect(eve.locator("#dice .die.blank")).to_have_count(0)
-            ARTIFACTS.mkdir(exist_ok=True)
-            await eve.screenshot(path=str(ARTIFACTS / "web-table-spectator.png"), full_page=True)
-            await page.screenshot(path=str(ARTIFACTS / "web-table-player.png"), full_page=True)
+            await eve.screenshot(path=_shot("web-spectator.png"), full_page=True)
+            await page.screenshot(path=_shot("web-game.png"), full_page=True)
         options = []
         for cell in await cells.all():
-            options.append(
-                (int((await cell.text_content()) or "0"), await cell.get_attribute("data-box"))
-            )
+            points = int((await cell.text_content()) or "0")
+            box = await cell.get_attribute("data-box")
+            # Screen readers hear the box and its points, not a bare number.
+            label = await cell.locator("button").get_attribute("aria-label")
+            assert label is not None
+            assert re.fullmatch(rf"[A-Za-z0-9 ]+: {points} points?", label), label
+            options.append((points, box))
         best_points, best_box = max(options)
         zero = [box for points, box in options if points == 0]
         if not confirmed and zero and best_points > 0:
             # Choosing a 0 while another box scores more asks first; cancel it.
-            await page.locator(f'#scorecard td.preview.mine[data-box="{zero[0]}"]').click()
+            await page.locator(f'#scorecard td.preview.mine[data-box="{zero[0]}"] button').click()
             await expect(page.locator("#confirm")).to_be_visible()
             await expect(page.locator("#confirm-text")).to_contain_text(str(best_points))
             await page.click("#confirm-no")
             await expect(page.locator("#confirm")).to_be_hidden()
             confirmed = True
-        best_cell = page.locator(f'#scorecard td.preview.mine[data-box="{best_box}"]')
+        best_button = page.locator(f'#scorecard td.preview.mine[data-box="{best_box}"] button')
         if turn == 3:
-            await best_cell.focus()  # the boxes work from the keyboard too
+            await best_button.focus()  # the boxes work from the keyboard too
             await page.keyboard.press("Enter")
         else:
-            await best_cell.click()
+            await best_button.click()
         filled = eve.locator(
             f'#scorecard td.filled[data-box="{best_box}"][data-player="{current}"]'
         )
         await expect(filled).to_have_text(str(best_points))
+        await expect(eve.locator("#announce")).to_contain_text(f"scored {best_points} in")
 
     assert turn == 26
     assert (confirmed, dropped, reloaded, held) == (True, True, True, True)
 
-    # Everyone sees the same final standings; names are text, never markup.
+    # Everyone sees the same final standings and the same winner; names are text, never markup.
     for page in (ann, bob, eve):
-        await expect(page.locator("#standings")).to_be_visible()
+        await expect(page.locator("#game-over")).to_be_visible()
         await expect(page.locator("#standings-list li")).to_have_count(2)
         await expect(page.locator("#turn")).to_have_text("Game over")
+        await expect(page.locator("#role")).to_have_text("game over")
+        await expect(page.locator("#play-area")).to_be_hidden()
     standings = await eve.locator("#standings-list li").all_text_contents()
     assert standings == await ann.locator("#standings-list li").all_text_contents()
     assert standings == await bob.locator("#standings-list li").all_text_contents()
     assert any(line.startswith(ann_name + ": ") for line in standings)
+    winner_line = standings[0]
+    winner_total = int(winner_line.split(": ")[1].split(" ")[0])
+    banner = (await eve.locator("#banner").text_content()) or ""
+    assert f"{winner_total} points" in banner
     assert await eve.locator("#scorecard thead b").count() == 0
     assert ann_name in ((await eve.locator("#scorecard thead").text_content()) or "")
-    totals_eve = await eve.locator("#scorecard td.total").all_text_contents()
-    assert totals_eve == await ann.locator("#scorecard td.total").all_text_contents()
-    ARTIFACTS.mkdir(exist_ok=True)
-    await ann.screenshot(path=str(ARTIFACTS / "web-table.png"), full_page=True)
+    totals_eve = sorted(await eve.locator("#scorecard td.total").all_text_contents())
+    assert totals_eve == sorted(await ann.locator("#scorecard td.total").all_text_contents())
+    upper = await eve.locator("#scorecard td.upper").all_text_contents()
+    assert all(re.fullmatch(r"\d+/63", text) for text in upper), upper
+    await expect(eve.locator("#rematch")).to_be_hidden()
 
-    # The page that followed events agrees with a page built from a fresh snapshot.
-    late = await open_page()
-    await late.goto(live_server.http + f"/?room={room}&watch=1")
-    await expect(late.locator("#standings")).to_be_visible()
+    # A late spectator gets the table from a snapshot and the history from the log.
+    late = await pages.open(f"/#room={room}&watch=1")
+    await expect(late.locator("#game-over")).to_be_visible()
     cards = "window.yahtzee.model.players.map((p) => [p.name, p.scorecard, p.totals])"
     assert await late.evaluate(cards) == await ann.evaluate(cards)
-    for page in (ann, bob, eve):
-        assert page.errors == []  # type: ignore[attr-defined]
+    await expect(late.locator("#log li", has_text="sat down")).to_have_count(2)
+    await expect(late.locator("#log li", has_text=" scored ")).to_have_count(26)
+    await expect(late.locator("#log li").first).to_contain_text("Game over")
+
+    # Rematch: a room with the same settings and seats; it starts once both are seated.
+    await ann.click("#rematch")
+    await expect(ann.locator("#waiting")).to_contain_text("1/2 seated")
+    rematch_room = (await ann.locator("#room-id").text_content()) or ""
+    assert rematch_room
+    assert rematch_room != room
+    await expect(ann.locator("#room-options")).to_contain_text("first player: seat order")
 
 
-async def test_private_room_and_leaving(live_server: LiveServer, browser: object) -> None:
-    from playwright.async_api import Browser, expect
+async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
+    from playwright.async_api import expect
 
-    from clients.client import Client
+    context = await pages.context()
+    page = await pages.open(context=context)
+    async with Client(pages.server.ws) as remote, Client(pages.server.ws) as friend:
+        # A room made elsewhere shows up by itself: no Refresh button.
+        elsewhere = await remote.create_room(seats=3)
+        await remote.join(elsewhere.room, "Remote")
+        listed = page.locator(f'#rooms li[data-room="{elsewhere.room}"]')
+        await expect(listed).to_contain_text("Remote")
+        await expect(listed).to_contain_text("1/3 seated")
+        await remote.leave()
+        # A keyboard user jumps past the room list to the form.
+        await page.click('nav.skip a[href="#create"]')
+        await expect(page.locator("#create")).to_be_focused()
 
-    assert isinstance(browser, Browser)
-    if not _serves_the_page(live_server):
-        pytest.fail("the server does not serve the web page")
-    expect.set_options(timeout=TIMEOUT_MS)
-    async with Client(live_server.ws) as host:
+        # A Yatzy room: the form and the table show only Yatzy's options.
+        await page.fill("#name", "Pia")
+        await page.select_option("#rules", "yatzy")
+        await expect(page.locator("#joker")).to_be_hidden()
+        await expect(page.locator("#extra-yahtzees")).to_be_hidden()
+        await page.click("#create-button")
+        await expect(page.locator("#table")).to_be_visible()
+        room = (await page.locator("#room-id").text_content()) or ""
+        options = page.locator("#room-options")
+        await expect(options).to_contain_text("Yatzy")
+        await expect(options).not_to_contain_text("Joker")
+        await expect(options).not_to_contain_text("extra")
+        await expect(page.locator("#scorecard tbody th", has_text="One Pair")).to_have_count(1)
+
+        # The share link carries the room in the fragment.
+        await page.click("#share")
+        await expect(page.locator("#share-link")).to_have_value(f"{pages.server.http}/#room={room}")
+
+        # Starting with an empty seat asks first; cancelled, the room waits.
+        await page.click("#start")
+        await expect(page.locator("#confirm")).to_be_visible()
+        await expect(page.locator("#confirm-text")).to_contain_text("1 of 2 seats are still empty")
+        await page.click("#confirm-no")
+        await expect(page.locator("#waiting")).to_contain_text("1/2 seated")
+
+        await friend.join(room, "Friend")
+        await expect(page.locator("#waiting")).to_contain_text("2/2 seated")
+        await page.click("#start")
+        await expect(page.locator("#confirm")).to_be_hidden()
+        await expect(page.locator("#turn")).to_contain_text("round 1")
+        player = await page.evaluate("window.yahtzee.session.player")
+
+        # The tab is closed; a new tab of the same browser offers to resume the seat.
+        await page.close()
+        again = await pages.open(context=context)
+        await expect(again.locator("#resume")).to_be_visible()
+        await expect(again.locator("#resume-text")).to_contain_text(room)
+        await again.click("#resume-button")
+        await expect(again.locator("#table")).to_be_visible()
+        await expect(again.locator("#room-id")).to_have_text(room)
+        assert await again.evaluate("window.yahtzee.session.player") == player
+        await expect(again.locator("#log li", has_text="The game started")).to_have_count(1)
+
+        # Leaving mid-game asks first: cancel keeps the seat, confirm forfeits.
+        await again.click("#leave")
+        await expect(again.locator("#confirm-text")).to_contain_text("forfeit")
+        await again.click("#confirm-no")
+        await expect(again.locator("#table")).to_be_visible()
+        await again.click("#leave")
+        await again.click("#confirm-yes")
+        await expect(again.locator("#lobby")).to_be_visible()
+        await expect(again.locator("#resume")).to_be_hidden()
+        async with asyncio.timeout(20):
+            await friend.wait_for(lambda m: any(p.forfeited for p in m.players))
+
+
+async def test_private_room_by_shared_link(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    async with Client(pages.server.ws) as host:
         created = await host.create_room(seats=2, public=False)
         assert created.invite_code
         await host.join(created.room, "Hanna", created.invite_code)
 
-        page = await (await browser.new_context()).new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        await page.goto(live_server.http + "/")
-        await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
-        await expect(page.locator(f'#rooms tr[data-room="{created.room}"]')).to_have_count(0)
-
+        page = await pages.open()
+        await expect(page.locator(f'#rooms li[data-room="{created.room}"]')).to_have_count(0)
         # Without the code the server refuses, and the page says why.
         await page.fill("#name", "Gus")
         await page.fill("#join-room", created.room)
@@ -269,24 +486,175 @@ async def test_private_room_and_leaving(live_server: LiveServer, browser: object
         await expect(page.locator("#notice")).to_contain_text("private")
         await expect(page.locator("#lobby")).to_be_visible()
 
-        await page.fill("#join-invite", created.invite_code)
-        await page.click("#join-button")
-        await expect(page.locator("#table")).to_be_visible()
-        await expect(page.locator("#invite")).to_contain_text(created.invite_code)
-        await expect(page.locator("#waiting")).to_contain_text("2/2 seated")
-        await expect(page.locator("#waiting")).to_contain_text("Hanna starts the game")
+        # The host's link: room and invite code in the fragment, never in the query.
+        link = f"/#room={created.room}&invite={created.invite_code}"
+        guest = await pages.open(link)
+        await expect(guest.locator("#invited")).to_be_visible()
+        await expect(guest.locator("#join-invite")).to_have_value(created.invite_code)
+        await guest.fill("#name", "Gus")
+        await guest.click("#join-button")
+        await expect(guest.locator("#table")).to_be_visible()
+        await expect(guest.locator("#waiting")).to_contain_text("Hanna starts the game")
+        # Hanna sat down before Gus came: that line comes from the private room's log.
+        await expect(guest.locator("#log li", has_text="Hanna sat down")).to_have_count(1)
+        await guest.click("#share")
+        shared = await guest.locator("#share-link").input_value()
+        assert shared == pages.server.http + link
+        assert "?" not in shared
         async with asyncio.timeout(20):
             await host.wait_for(lambda m: len(m.players) == 2)
 
-        await page.click("#leave")
-        await expect(page.locator("#lobby")).to_be_visible()
+        await guest.click("#leave")  # in the lobby: no forfeit, no question
+        await expect(guest.locator("#lobby")).to_be_visible()
         async with asyncio.timeout(20):
             await host.wait_for(lambda m: len(m.players) == 1)
-        assert await page.evaluate("sessionStorage.getItem('yahtzee.session')") is None
+        assert await guest.evaluate("localStorage.getItem('yahtzee.session')") is None
 
-        # A shared watch link opens the spectator view directly.
-        link = f"/?room={created.room}&invite={created.invite_code}&watch=1"
-        watcher = await (await browser.new_context()).new_page()
-        await watcher.goto(live_server.http + link)
+        watcher = await pages.open(link + "&watch=1")
         await expect(watcher.locator("#role")).to_have_text("spectating")
         await expect(watcher.locator("#scorecard thead")).to_contain_text("Hanna")
+
+
+async def test_phone_holds_eight_players(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    bots = [Client(pages.server.ws) for _ in range(7)]
+    try:
+        for bot in bots:
+            await bot.connect()
+        created = await bots[0].create_room(seats=8, first_player="seat_order")
+        for number, bot in enumerate(bots):
+            await bot.join(created.room, f"Player {number + 1} Longname")
+
+        context = await pages.context(phone=True, reduced_motion="reduce")
+        page = await pages.open(phone=True, context=context)
+        # The lobby fits the phone: the Join button is on screen.
+        join = page.locator(f'#rooms li[data-room="{created.room}"] button.join')
+        await expect(join).to_be_visible()
+        box = await join.bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= PHONE["width"]
+        await page.screenshot(path=_shot("web-phone-lobby.png"), full_page=False)
+        await page.fill("#name", "Me")
+        await join.click()
+        await expect(page.locator("#waiting")).to_contain_text("8/8 seated")
+        await bots[0].start()
+        await expect(page.locator("#turn")).to_contain_text("round 1")
+
+        # No sideways scrolling of the page; the scorecard scrolls inside its box, with the
+        # box names pinned and my column first.
+        width = await page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"]
+        await expect(page.locator("#scorecard thead th")).to_have_count(9)
+        await expect(page.locator("#scorecard thead th").nth(1)).to_contain_text("Me (you)")
+        sticky = await page.evaluate(
+            "getComputedStyle(document.querySelector('#scorecard tbody th')).position"
+        )
+        assert sticky == "sticky"
+        await expect(page.locator("#keys")).to_be_hidden()  # no key hints on a phone
+        # Reduced motion: the dice do not tumble.
+        animation = await page.evaluate(
+            """(() => { const d = document.querySelector('#dice .die');
+                d.classList.add('rolling'); return getComputedStyle(d).animationName; })()"""
+        )
+        assert animation == "none"
+        await bots[0].roll()
+        await expect(page.locator("#dice .die.blank")).to_have_count(0)
+        await page.screenshot(path=_shot("web-phone.png"), full_page=False)
+    finally:
+        for bot in bots:
+            await bot.close()
+
+
+async def test_finished_games_replay(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    page = await pages.open()
+    room, _ = await play_solo_bot_game(pages.server, "Replay Rita")
+    snapshot = await page.evaluate(f"fetch('/rooms/{room}').then((r) => r.json())")
+    final_total = snapshot["state"]["players"][0]["totals"]["grand"]
+
+    # The finished game appears in its own list, by itself; it is not among the open rooms.
+    finished = page.locator(f'#finished li[data-room="{room}"]')
+    await expect(finished).to_contain_text("Replay Rita")
+    await expect(page.locator(f'#rooms li[data-room="{room}"]')).to_have_count(0)
+    await page.screenshot(path=_shot("web-lobby.png"), full_page=True)
+
+    await finished.locator("button.replay").click()
+    await expect(page.locator("#replay")).to_be_visible()
+    await expect(page.locator("#replay-pos")).to_have_text(re.compile(r"^0 / \d+$"))
+    steps = int(((await page.locator("#replay-pos").text_content()) or "").split(" / ")[1])
+    await expect(page.locator("#replay-card thead th")).to_have_count(1)  # nobody seated yet
+    await page.click("#replay-next")
+    await expect(page.locator("#replay-event")).to_have_text("Replay Rita sat down")
+    await expect(page.locator("#replay-card thead th")).to_have_count(2)
+    await page.click("#replay-last")
+    await expect(page.locator("#replay-pos")).to_have_text(f"{steps} / {steps}")
+    await expect(page.locator("#replay-event")).to_contain_text("Game over")
+    await expect(page.locator("#replay-card td.total")).to_have_text(str(final_total))
+    await page.keyboard.press("ArrowLeft")
+    await expect(page.locator("#replay-pos")).to_have_text(f"{steps - 1} / {steps}")
+    await page.click("#replay-close")
+    await expect(page.locator("#lobby")).to_be_visible()
+
+
+async def test_accessibility_and_a_solo_game_to_the_end(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    if not AXE.exists():
+        reason = "axe-core not installed: run `python3 .ci/dev.py setup` (needs npm)"
+        if os.environ.get("YAHTZEE_REQUIRE_NODE") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    page = await pages.open()
+    assert await axe_serious(page) == []  # the lobby
+
+    await page.click("#sound")
+    await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "true")
+    await page.fill("#name", "Solo")
+    await page.fill("#seats", "1")
+    await page.click("#create-button")
+    await expect(page.locator("#start")).to_be_visible()
+    await page.click("#start")  # no empty seat: no question
+    for turn in range(13):
+        await expect(page.locator("#roll")).to_have_text("Roll (3 left)")
+        await page.click("#roll")
+        buttons = page.locator("#scorecard td.mine button")
+        await expect(buttons.first).to_be_visible()
+        if turn == 0:
+            assert await axe_serious(page) == []  # the table, with dice and score buttons
+        await buttons.first.click()
+        if await page.locator("#confirm").is_visible():
+            await page.click("#confirm-yes")
+        await expect(page.locator("#scorecard td.filled")).to_have_count(turn + 1)
+    await expect(page.locator("#game-over")).to_be_visible()
+    total = (await page.locator("#scorecard td.total").text_content()) or ""
+    await expect(page.locator("#banner")).to_have_text(f"You win with {total} points!")
+    await expect(page.locator("#rematch")).to_be_visible()
+    assert await axe_serious(page) == []  # game over
+    await page.screenshot(path=_shot("web-game-over.png"), full_page=True)
+
+
+async def test_quick_play_seats_two_strangers_and_starts(
+    browser: Any, own_server: LiveServer
+) -> None:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    quick = Pages(browser, own_server)
+    try:
+        first = await quick.open()
+        second = await quick.open()
+        await first.fill("#name", "Quick One")
+        await first.click("#quick-play")
+        await expect(first.locator("#waiting")).to_contain_text("1/2 seated")
+        room = (await first.locator("#room-id").text_content()) or ""
+        await second.fill("#name", "Quick Two")
+        await second.click("#quick-play")
+        await expect(second.locator("#room-id")).to_have_text(room)
+        # Full: the game starts by itself.
+        for page in (first, second):
+            await expect(page.locator("#turn")).to_contain_text("round 1")
+    finally:
+        await quick.close()
+    assert quick.errors == []

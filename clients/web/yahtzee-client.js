@@ -1,0 +1,660 @@
+// yahtzee-client.js: the Yahtzee protocol (protocol/SPEC.md) for browsers and Node, as one
+// ES module with no dependencies.
+//
+//   import { YahtzeeClient } from "./yahtzee-client.js";
+//   const client = new YahtzeeClient("ws://127.0.0.1:8000/ws");   // Node 20: { WebSocket } from "ws"
+//   client.on("event", (ev) => console.log(ev.type, ev.seq));
+//   await client.connect();
+//   const { room, invite_code } = await client.createRoom({ seats: 1 });
+//   await client.join(room, "Ann", { inviteCode: invite_code });
+//   await client.start();
+//   await client.roll();
+//
+// What it does for you:
+// - connects with the JSON subprotocol `yahtzee.v1.json` and checks the server chose it;
+// - gives every command an id; a command's promise resolves with the ack's `result` once the
+//   client has seen every event up to the ack's `seq` (so state read after `await` includes the
+//   command's effects, whichever order the server sends ack and events in), or rejects with a
+//   `CommandError` carrying the server's `code`;
+// - play commands (start, roll, hold, release, score) carry `expect_seq`: the last room seq
+//   this client has seen, so a command decided on a stale view is refused (`stale_state`)
+//   instead of applied; when the only events in between were presence (spectators,
+//   disconnects, reconnects) the command is sent again with the new seq;
+// - `join` carries a fresh `join_key` and `createRoom` a `create_key`: a retried command after a
+//   lost ack returns the same seat or room instead of a second one;
+// - room events are deduplicated by seq; a gap closes the connection to resync;
+// - a dropped connection is reconnected with capped, jittered backoff; the client resumes with
+//   `rejoin` (seat token) or `spectate` and the last seq it saw, then resends unanswered
+//   commands with their original ids (the server answers those from its cache);
+// - an application `ping` every `heartbeat_seconds`; silence for two intervals means the
+//   connection is dead and is replaced.
+// It keeps no game model: listen to "snapshot" and "event" and fold them (room-model.js does).
+//
+// Plus HTTP helpers for the read-only API: `fetchRooms`, `fetchRoom`, `fetchEventLog`.
+
+/** The WebSocket subprotocol this module speaks. */
+export const SUBPROTOCOL = "yahtzee.v1.json";
+
+const PLAY_COMMANDS = new Set(["start", "roll", "hold", "release", "score"]);
+// Events that change who is connected or watching, never the game itself.
+const PRESENCE_EVENTS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
+// Commands whose ack seq is about another room (or none): never waited for.
+const ROOMLESS_COMMANDS = new Set(["hello", "ping", "create_room", "list_rooms", "get_room"]);
+
+/** A command refused by the server (an `error` answer), or failed locally. */
+export class CommandError extends Error {
+  /**
+   * @param {string} code stable error code, e.g. "not_your_turn", "stale_state", "closed"
+   * @param {string} message human text
+   * @param {{retryable?: boolean, seq?: number|null}} [extra]
+   */
+  constructor(code, message, extra = {}) {
+    super(message || code);
+    this.name = "CommandError";
+    /** @type {string} */ this.code = code;
+    /** @type {boolean} */ this.retryable = Boolean(extra.retryable);
+    /** @type {number|null} */ this.seq = extra.seq ?? null;
+  }
+}
+
+/**
+ * A random hex key of `bytes` bytes (join_key, create_key). crypto.getRandomValues works on
+ * plain http too, where crypto.randomUUID does not.
+ * @param {number} [bytes]
+ * @returns {string}
+ */
+export function randomKey(bytes = 16) {
+  const values = globalThis.crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(values, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Reconnect delay for attempt n (1, 2, ...): exponential from 300 ms, capped at 10 s, with
+ * jitter; after a server restart (1012) almost at once, after a rate-limit close (1008) a pause.
+ * @param {number} attempt
+ * @param {number} [closeCode]
+ * @returns {number} milliseconds
+ */
+export function reconnectDelay(attempt, closeCode) {
+  if (closeCode === 1012) return Math.random() * 250;
+  const base = Math.min(10000, 300 * 2 ** Math.min(attempt - 1, 6));
+  return base * (0.5 + Math.random() / 2) + (closeCode === 1008 ? 5000 : 0);
+}
+
+/**
+ * One connection to a Yahtzee server, kept alive and resumed across drops.
+ *
+ * Events (subscribe with `on(name, handler)`, which returns an unsubscribe function):
+ * - "snapshot" (snapshot message): the room's whole state; replaces any model.
+ * - "event" (room event message, e.g. `rolled`): the next event, in seq order, no duplicates.
+ * - "state" ("connecting" | "connected" | "reconnecting" | "closed"): the connection.
+ * - "resume-failed" (CommandError): rejoin/spectate was refused after a reconnect; the client
+ *   forgot the room.
+ * - "ended" ({code, reason}): the server closed with 1000 (e.g. the seat was taken back by
+ *   another window); the client does not reconnect.
+ * - "notice" (string): an `error` not tied to a command.
+ */
+export class YahtzeeClient {
+  /**
+   * @param {string} url ws:// or wss:// URL of the endpoint, e.g. "ws://127.0.0.1:8000/ws"
+   * @param {{WebSocket?: any, clientName?: string, reconnect?: boolean}} [options]
+   *   WebSocket: the constructor to use (default: globalThis.WebSocket; on Node 20 pass the
+   *   `ws` package's); reconnect: false to give up on the first drop (default true).
+   */
+  constructor(url, options = {}) {
+    this.url = url;
+    this.WebSocket = options.WebSocket || globalThis.WebSocket;
+    if (!this.WebSocket) throw new Error("no WebSocket: pass options.WebSocket (npm ws)");
+    this.clientName = options.clientName || "yahtzee-client.js";
+    this.reconnect = options.reconnect !== false;
+    /** The room this client is in, with how it is in it, or null. @type {null|{room: string,
+     * role: "player"|"spectator", token?: string, player?: string, inviteCode?: string|null}} */
+    this.session = null;
+    /** Last room seq seen (from a snapshot or an event), or null. @type {number|null} */
+    this.seq = null;
+    /** Connection state. @type {"idle"|"connecting"|"connected"|"reconnecting"|"closed"} */
+    this.state = "idle";
+    /** From `welcome`. @type {null|{server_version: string, protocol_version: string,
+     * heartbeat_seconds: number}} */
+    this.welcome = null;
+    this._ws = null;
+    this._ready = false;
+    this._closing = false;
+    this._attempt = 0;
+    this._connection = 0;
+    this._nextId = 1;
+    this._prefix = "js" + randomKey(3) + "-";
+    this._pending = new Map();
+    this._seqWaiters = [];
+    this._listeners = new Map();
+    this._heartbeat = null;
+    this._reconnectTimer = null;
+    this._lastMessageAt = 0;
+    this._firstReady = null;
+    this._entering = null;
+    this._snapshotRoom = null;
+    this._recentTypes = new Map();  // seq -> event type, the last 256 events
+  }
+
+  /**
+   * Resume a session kept from an earlier run (e.g. in localStorage): call before `connect()`;
+   * the client rejoins (or spectates) on every connection from then on.
+   * @param {{room: string, role: "player"|"spectator", token?: string, inviteCode?: string|null}}
+   *   session
+   */
+  restore(session) {
+    this._enter(session.room);
+    this.session = { ...session };
+  }
+
+  /**
+   * Subscribe to "snapshot", "event", "state", "resume-failed", "ended" or "notice".
+   * @param {string} name
+   * @param {(value: any) => void} handler
+   * @returns {() => void} unsubscribe
+   */
+  on(name, handler) {
+    if (!this._listeners.has(name)) this._listeners.set(name, new Set());
+    this._listeners.get(name).add(handler);
+    return () => this._listeners.get(name).delete(handler);
+  }
+
+  _emit(name, value) {
+    for (const handler of this._listeners.get(name) || []) {
+      try { handler(value); } catch (err) { console.error(err); }
+    }
+  }
+
+  /**
+   * Open the connection; resolves once the server's `welcome` came (and a stored session was
+   * resumed), rejects if the first connection fails.
+   * @returns {Promise<void>}
+   */
+  connect() {
+    if (!this._firstReady) {
+      this._firstReady = new Promise((resolve, reject) => {
+        this._resolveFirst = resolve;
+        this._rejectFirst = reject;
+      });
+      this._open();
+    }
+    return this._firstReady;
+  }
+
+  /** Close for good: pending commands reject with code "closed"; no reconnect. */
+  close() {
+    this._closing = true;
+    clearTimeout(this._reconnectTimer);
+    this._stopHeartbeat();
+    if (this._ws) this._ws.close(1000, "client closed");
+    this._ws = null;
+    this._ready = false;
+    this._fail(new CommandError("closed", "the client was closed"));
+    this._setState("closed");
+  }
+
+  /** Drop the connection as a network failure would (for tests and "resync now"). */
+  dropConnection() {
+    if (this._ws) this._ws.close(4999, "dropped by the client");
+  }
+
+  _setState(state) {
+    if (this.state === state) return;
+    this.state = state;
+    this._emit("state", state);
+  }
+
+  _open() {
+    this._connection += 1;
+    const number = this._connection;
+    this._setState(this._attempt ? "reconnecting" : "connecting");
+    let ws;
+    try {
+      ws = new this.WebSocket(this.url, [SUBPROTOCOL]);
+    } catch (err) {
+      this._scheduleReconnect(undefined, err);
+      return;
+    }
+    this._ws = ws;
+    ws.onmessage = (msg) => {
+      if (this._ws !== ws) return;
+      this._lastMessageAt = Date.now();
+      const text = typeof msg.data === "string" ? msg.data : new TextDecoder().decode(msg.data);
+      let data;
+      try { data = JSON.parse(text); } catch { return; }
+      this._onMessage(data, number);
+    };
+    ws.onopen = () => {
+      if (ws.protocol !== SUBPROTOCOL) ws.close(1002, "subprotocol not selected");
+    };
+    ws.onerror = () => {};  // onclose follows and decides
+    ws.onclose = (ev) => this._onClose(ws, ev);
+  }
+
+  _onClose(ws, ev) {
+    if (this._ws !== ws) return;
+    this._ws = null;
+    this._ready = false;
+    this._stopHeartbeat();
+    // The resume commands belong to the connection that sent them; the next one sends its own.
+    for (const [id, entry] of this._pending) {
+      if (entry.thisConnectionOnly) {
+        this._pending.delete(id);
+        entry.reject(new CommandError("connection_lost", "the connection was lost"));
+      }
+    }
+    if (this._closing) return;
+    if (ev.code === 1000) {
+      // The server ended the session (SPEC: close codes): do not fight over it.
+      this._closing = true;
+      this._fail(new CommandError("closed", ev.reason || "the server ended the session"));
+      this._setState("closed");
+      this._emit("ended", { code: ev.code, reason: ev.reason });
+      return;
+    }
+    this._scheduleReconnect(ev.code);
+  }
+
+  _scheduleReconnect(code, err) {
+    if (!this.reconnect || (this._attempt === 0 && this.welcome === null && err)) {
+      this._closing = true;
+      this._fail(new CommandError("connection_failed", String(err || "connection lost")));
+      if (this._rejectFirst) this._rejectFirst(err || new Error("connection failed"));
+      this._setState("closed");
+      return;
+    }
+    this._attempt += 1;
+    this._setState("reconnecting");
+    this._reconnectTimer = setTimeout(() => this._open(), reconnectDelay(this._attempt, code));
+  }
+
+  _fail(error) {
+    for (const entry of this._pending.values()) entry.reject(error);
+    this._pending.clear();
+    for (const waiter of this._seqWaiters) waiter.reject(error);
+    this._seqWaiters = [];
+  }
+
+  _send(message) {
+    const ws = this._ws;
+    if (ws && ws.readyState === 1) ws.send(JSON.stringify(message));
+  }
+
+  async _onWelcome(number, welcome) {
+    this.welcome = welcome;
+    this._attempt = 0;
+    this._startHeartbeat(welcome.heartbeat_seconds);
+    this._request("hello", { client: this.clientName }, { now: true }).catch(() => {});
+    if (this.session) {
+      try {
+        await this._resume();
+      } catch (err) {
+        if (number !== this._connection) return;
+        if (err.code !== "connection_lost") {
+          const lost = this.session;
+          this.session = null;
+          this.seq = null;
+          this._releaseAllSeqWaiters();
+          this._emit("resume-failed", Object.assign(err, { room: lost.room }));
+        }
+      }
+    }
+    if (number !== this._connection) return;
+    this._ready = true;
+    this._setState("connected");
+    for (const entry of this._pending.values()) {
+      if (entry.sentOn !== number) {
+        entry.sentOn = number;
+        this._send(entry.message);
+      }
+    }
+    if (this._resolveFirst) {
+      this._resolveFirst();
+      this._resolveFirst = this._rejectFirst = null;
+    }
+  }
+
+  _resume() {
+    const s = this.session;
+    const lastSeq = this.seq;
+    if (s.role === "player") {
+      return this._request("rejoin", { room: s.room, token: s.token, last_seq: lastSeq },
+        { now: true }).then((result) => { s.player = result.player; return result; });
+    }
+    return this._request("spectate",
+      { room: s.room, invite_code: s.inviteCode || null, last_seq: lastSeq }, { now: true });
+  }
+
+  _startHeartbeat(seconds) {
+    this._stopHeartbeat();
+    const everyMs = (seconds || 20) * 1000;
+    this._lastMessageAt = Date.now();
+    this._heartbeat = setInterval(() => {
+      if (Date.now() - this._lastMessageAt > 2 * everyMs) {
+        this.dropConnection();  // a dead connection: replace it
+        return;
+      }
+      this._send({ type: "ping", id: this._prefix + this._nextId++ });
+    }, everyMs);
+  }
+
+  _stopHeartbeat() {
+    clearInterval(this._heartbeat);
+    this._heartbeat = null;
+  }
+
+  _onMessage(msg, number) {
+    switch (msg.type) {
+      case "welcome": this._onWelcome(number, msg); return;
+      case "pong": return;
+      case "ack": case "error": this._onAnswer(msg); return;
+      case "snapshot": this._onSnapshot(msg); return;
+      default:
+        if (typeof msg.seq === "number" && typeof msg.room === "string") this._onEvent(msg);
+    }
+  }
+
+  _onAnswer(msg) {
+    if (msg.id === null || msg.id === undefined) {
+      this._emit("notice", msg.message || msg.code);
+      return;
+    }
+    const entry = this._pending.get(msg.id);
+    if (!entry) return;
+    this._pending.delete(msg.id);
+    if (msg.type === "error") {
+      entry.reject(new CommandError(msg.code, msg.message,
+        { retryable: msg.retryable, seq: msg.seq }));
+      return;
+    }
+    entry.resolve({ result: msg.result || {}, seq: msg.seq ?? null });
+  }
+
+  _onSnapshot(msg) {
+    const wanted = this._entering || (this.session && this.session.room);
+    if (wanted && msg.room !== wanted) return;
+    if (this.seq !== null && this._snapshotRoom === msg.room && msg.seq < this.seq) return;
+    this._snapshotRoom = msg.room;
+    this.seq = msg.seq;
+    this._emit("snapshot", msg);
+    this._releaseSeqWaiters();
+  }
+
+  _onEvent(ev) {
+    if (this._snapshotRoom !== ev.room || this.seq === null) return;  // the snapshot has it
+    if (ev.seq <= this.seq) return;                                     // a replayed duplicate
+    if (ev.seq !== this.seq + 1) {                                      // a gap: resync
+      this.dropConnection();
+      return;
+    }
+    this.seq = ev.seq;
+    this._recentTypes.set(ev.seq, ev.type);
+    this._recentTypes.delete(ev.seq - 256);
+    this._emit("event", ev);
+    this._releaseSeqWaiters();
+  }
+
+  _releaseSeqWaiters() {
+    this._seqWaiters = this._seqWaiters.filter((waiter) => {
+      if (this.seq === null || this.seq < waiter.seq) return true;
+      waiter.resolve();
+      return false;
+    });
+  }
+
+  /**
+   * Resolves once this client has seen the room's events up to `seq`.
+   * @param {number} seq
+   * @returns {Promise<void>}
+   */
+  waitForSeq(seq) {
+    if (this.seq !== null && this.seq >= seq) return Promise.resolve();
+    return new Promise((resolve, reject) => this._seqWaiters.push({ seq, resolve, reject }));
+  }
+
+  // Send one command; resolves with {result, seq} of its ack. `now`: on this connection only,
+  // before it is ready (the resume itself); otherwise queued until ready and resent after a
+  // reconnect with the same id.
+  _request(type, fields, { now = false } = {}) {
+    const id = this._prefix + this._nextId++;
+    const message = { type, id, ...fields };
+    return new Promise((resolve, reject) => {
+      const entry = { message, resolve, reject, sentOn: 0, thisConnectionOnly: now };
+      this._pending.set(id, entry);
+      if (this._ready || now) {
+        entry.sentOn = this._connection;
+        this._send(message);
+      }
+    });
+  }
+
+  /**
+   * Send any command and resolve with its ack's result, after the client has seen the events
+   * up to the ack's seq. Play commands get `expect_seq` unless `fields` sets it.
+   * @param {string} type e.g. "roll"
+   * @param {object} [fields] the command's fields, without `type` and `id`
+   * @returns {Promise<object>} the ack's `result`
+   */
+  async command(type, fields = {}) {
+    if (this._closing) throw new CommandError("closed", "the client was closed");
+    for (let attempt = 0; ; attempt++) {
+      const message = { ...fields };
+      const expectSeq = PLAY_COMMANDS.has(type) && !("expect_seq" in fields) ? this.seq : null;
+      if (expectSeq !== null) message.expect_seq = expectSeq;
+      let answer;
+      try {
+        answer = await this._request(type, message);
+      } catch (err) {
+        if (attempt < 3 && expectSeq !== null && await this._onlyPresenceSince(expectSeq, err)) {
+          continue;
+        }
+        throw err;
+      }
+      if (answer.seq !== null && this.session && !ROOMLESS_COMMANDS.has(type)) {
+        await this.waitForSeq(answer.seq);
+      }
+      return answer.result;
+    }
+  }
+
+  // After `stale_state`: true when every event since `expectSeq` was presence only (spectator
+  // count, connection changes), which leaves the game as the caller saw it, so the command may
+  // be sent again with the new seq. Anything else stays refused: the caller must look again.
+  async _onlyPresenceSince(expectSeq, err) {
+    if (!(err instanceof CommandError) || err.code !== "stale_state" || err.seq === null) {
+      return false;
+    }
+    await this.waitForSeq(err.seq);
+    for (let seq = expectSeq + 1; seq <= err.seq; seq++) {
+      if (!PRESENCE_EVENTS.has(this._recentTypes.get(seq))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Create a room. Resolves with {room, invite_code}. `create_key` (16..64 characters) makes a
+   * retried create return the same room; a fresh random one is used unless given.
+   * @param {{seats?: number, public?: boolean, turn_seconds?: number, options?: object,
+   *   create_key?: string}} [fields]
+   */
+  createRoom(fields = {}) {
+    return this.command("create_room", { public: true, create_key: randomKey(16), ...fields });
+  }
+
+  /** List the public rooms: resolves with {rooms: [...]}. */
+  listRooms() { return this.command("list_rooms"); }
+
+  /**
+   * Take a seat. Resolves with {player, seat, token}; the token is kept in `session` for
+   * resuming (store it yourself to survive a restart, then call `resumeAs`).
+   * @param {string} room
+   * @param {string} name
+   * @param {{inviteCode?: string|null, joinKey?: string}} [options]
+   */
+  async join(room, name, { inviteCode = null, joinKey = randomKey(16) } = {}) {
+    const result = await this._enterWith(room, "join",
+      { room, name, invite_code: inviteCode, join_key: joinKey });
+    this.session = { room, role: "player", token: result.token, player: result.player,
+      inviteCode };
+    return result;
+  }
+
+  /**
+   * Take a seat back with its token (after a restart). Resolves with {player, seat}.
+   * @param {string} room
+   * @param {string} token
+   */
+  async rejoin(room, token) {
+    const result = await this._enterWith(room, "rejoin", { room, token, last_seq: null });
+    this.session = { room, role: "player", token, player: result.player, inviteCode: null };
+    return result;
+  }
+
+  /**
+   * Watch a room.
+   * @param {string} room
+   * @param {{inviteCode?: string|null}} [options]
+   */
+  async spectate(room, { inviteCode = null } = {}) {
+    const result = await this._enterWith(room, "spectate",
+      { room, invite_code: inviteCode, last_seq: null });
+    this.session = { room, role: "spectator", inviteCode };
+    return result;
+  }
+
+  // Send join / rejoin / spectate; resolve once the room's snapshot (up to the ack's seq) is in.
+  async _enterWith(room, type, fields) {
+    this._enter(room);
+    try {
+      const { result, seq } = await this._request(type, fields);
+      if (seq !== null) await this.waitForSeq(seq);
+      return result;
+    } catch (err) {
+      this._leaveLocally(room);
+      throw err;
+    }
+  }
+
+  // A new room: its snapshot is the next one wanted, whatever seq the last room was at.
+  _enter(room) {
+    this.seq = null;
+    this._snapshotRoom = null;
+    this._entering = room;
+  }
+
+  _leaveLocally(room) {
+    if (this.session && this.session.room !== room) return;
+    this.session = null;
+    this.seq = null;
+    this._snapshotRoom = null;
+    this._entering = null;
+    this._releaseAllSeqWaiters();
+  }
+
+  // Out of the room: nothing more will come, so nobody waits for it.
+  _releaseAllSeqWaiters() {
+    for (const waiter of this._seqWaiters) waiter.resolve();
+    this._seqWaiters = [];
+  }
+
+  /** Leave the room (a forfeit during a game). The client forgets the room. */
+  async leave() {
+    const room = this.session && this.session.room;
+    try {
+      // Not `command`: after leaving, the room's events (and so the ack's seq) may never come.
+      await this._request("leave", {});
+    } finally {
+      if (room) this._leaveLocally(room);
+    }
+  }
+
+  /** Start the game (host only). */
+  start() { return this.command("start"); }
+
+  /**
+   * Roll; `keep` lists the dice indexes (0-4) kept from the last roll.
+   * @param {number[]} [keep]
+   */
+  roll(keep = []) { return this.command("roll", { keep }); }
+
+  /** Hold dice by index. @param {number[]} dice */
+  hold(dice) { return this.command("hold", { dice }); }
+
+  /** Release held dice by index. @param {number[]} dice */
+  release(dice) { return this.command("release", { dice }); }
+
+  /** Score the dice in an open box, e.g. "fours". @param {string} box */
+  score(box) { return this.command("score", { box }); }
+}
+
+// ------------------------------------------------------------------------------ HTTP API
+
+function httpBase(base) {
+  return String(base).replace(/\/+$/, "");
+}
+
+function inviteHeaders(inviteCode) {
+  // The invite code travels in a header, never in the URL (URLs end up in logs and history).
+  return inviteCode ? { "X-Invite-Code": inviteCode } : {};
+}
+
+async function getJson(url, headers, fetchImpl) {
+  const response = await (fetchImpl || globalThis.fetch)(url, { headers });
+  let body = null;
+  try { body = await response.json(); } catch { body = null; }
+  if (!response.ok) {
+    const code = (body && body.code) || `http_${response.status}`;
+    throw new CommandError(code, (body && body.message) || response.statusText);
+  }
+  return body;
+}
+
+/**
+ * The public rooms (`GET /rooms`).
+ * @param {string} base e.g. "http://127.0.0.1:8000"
+ * @param {{fetch?: typeof fetch}} [options]
+ * @returns {Promise<object[]>} room summaries
+ */
+export async function fetchRooms(base, options = {}) {
+  const body = await getJson(`${httpBase(base)}/rooms`, {}, options.fetch);
+  return body.rooms;
+}
+
+/**
+ * One room's snapshot (`GET /rooms/{id}`); a private room needs its invite code.
+ * @param {string} base
+ * @param {string} room
+ * @param {{inviteCode?: string|null, fetch?: typeof fetch}} [options]
+ * @returns {Promise<object>} a `snapshot` message
+ */
+export function fetchRoom(base, room, options = {}) {
+  return getJson(`${httpBase(base)}/rooms/${encodeURIComponent(room)}`,
+    inviteHeaders(options.inviteCode), options.fetch);
+}
+
+/**
+ * A room's event log (`GET /rooms/{id}/events`), every page of it, in seq order. Handles both
+ * the paginated answer ({events, next_after}: follows next_after until null) and an older
+ * server's single answer with the whole log (no next_after).
+ * @param {string} base
+ * @param {string} room
+ * @param {{inviteCode?: string|null, after?: number, limit?: number, fetch?: typeof fetch}}
+ *   [options]
+ * @returns {Promise<object[]>} event messages
+ */
+export async function fetchEventLog(base, room, options = {}) {
+  const events = [];
+  let after = options.after || 0;
+  const limit = options.limit || 500;
+  for (;;) {
+    const url = `${httpBase(base)}/rooms/${encodeURIComponent(room)}/events` +
+      `?after=${after}&limit=${limit}`;
+    const page = await getJson(url, inviteHeaders(options.inviteCode), options.fetch);
+    // An older server ignores after/limit and sends everything: keep only what is new.
+    for (const ev of page.events) if (ev.seq > after) events.push(ev);
+    if (!("next_after" in page) || page.next_after === null || page.events.length === 0) break;
+    after = page.next_after;
+  }
+  events.sort((a, b) => a.seq - b.seq);
+  return events;
+}
