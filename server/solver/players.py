@@ -5,10 +5,10 @@ A decision maximises the expected value of the table the player looks ahead to (
 
 - ``easy``: a greedy player. Its table is all zeros, so it plays each turn for the most points
   in this turn alone (re-rolls included) and never thinks of the upper bonus or later turns.
-- ``medium``: a one-turn lookahead with a heuristic value of the card: a *par* value for each
-  open box (what leaving that box open is worth, read once from the optimal table:
-  ``value(empty card) - value(only that box scratched)``) and a linear guess of the chance of
-  the upper bonus from the upper total and the open upper boxes.
+- ``medium``: a one-turn lookahead with a heuristic value of the card that is blind to the
+  upper total: what the open boxes are worth (the optimal table read at upper total 0) plus a
+  linear guess of the chance of the upper bonus (three of each open upper face is par). It
+  plays the boxes well and the upper section poorly.
 - ``hard``: the optimal policy, but on a fraction of decisions (``HARD_MISTAKE_RATE``) it takes
   the second-best option.
 - ``optimal``: the exact optimal policy.
@@ -50,7 +50,7 @@ __all__ = [
     "decide",
 ]
 
-HARD_MISTAKE_RATE = 0.15
+HARD_MISTAKE_RATE = 0.04
 """Share of the ``hard`` level's decisions that take the second-best option."""
 
 _BONUS_SPREAD = 20.0
@@ -83,17 +83,16 @@ def _heuristic_table(optimal: Table) -> Table:
     rules = optimal.rules
     values = np.asarray(optimal.values)
     nb = rules.box_count
-    par = np.array([values[0, 0] - values[1 << b, 0] for b in range(nb)])
+    # What the open boxes are worth, read at upper total 0 (the heuristic ignores the total) ...
+    boxes_worth = np.nan_to_num(values[:, 0], nan=0.0)
     masks = np.arange(rules.group_count) & ((1 << nb) - 1)
-    open_bits = ((masks[:, None] >> np.arange(nb)) & 1) == 0
-    par_left = open_bits @ par
+    open_upper = ((masks[:, None] >> np.arange(6)) & 1) == 0
     faces = np.arange(1, 7)
-    # Three of each open upper face is par: the bonus is likely when that reaches 63.
-    expected_upper = np.arange(UPPER_CAP + 1)[None, :] + (open_bits[:, :6] @ (3 * faces))[:, None]
+    # ... plus a linear guess of the upper bonus: three of each open upper face is par.
+    expected_upper = np.arange(UPPER_CAP + 1)[None, :] + (open_upper @ (3 * faces))[:, None]
     chance = np.clip((expected_upper - UPPER_BONUS_THRESHOLD) / _BONUS_SPREAD + 0.5, 0.0, 1.0)
     chance[:, UPPER_CAP] = 1.0
-    heuristic = par_left[:, None] + rules.upper_bonus * chance
-    return Table(rules, heuristic)
+    return Table(rules, boxes_worth[:, None] + rules.upper_bonus * chance)
 
 
 def computer_player(level: Level | str, optimal: Table) -> ComputerPlayer:
