@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .analysis import analyse_game
-from .cache import default_cache_dir, load_table, table_for
+from .cache import cache_paths, default_cache_dir, load_table, table_for
 from .players import Level, computer_player
 from .policy import rank_options
 from .rules import ALL_RULES, SolverRules
@@ -80,22 +80,26 @@ def _progress(label: str) -> Callable[[int, int], None]:
     return show
 
 
-def _table(rules: SolverRules, args: argparse.Namespace) -> Table:
+def _table(rules: SolverRules, args: argparse.Namespace) -> tuple[Table, bool]:
+    """The table with moments, and whether it came from the cache."""
     cache_dir: Path | None = args.cache_dir
     if args.rebuild:
-        from .cache import cache_paths
-
+        args.rebuild = False  # once per rule set and run
         for path in cache_paths(rules, cache_dir or default_cache_dir()):
             path.unlink(missing_ok=True)
-    return table_for(
-        rules, cache_dir, with_moments=True, progress=_progress(f"building {rules.name}")
-    )
+    cached = load_table(rules, cache_dir, with_moments=True)
+    if cached is not None:
+        return cached, True
+    progress = _progress(f"building {rules.name}")
+    return table_for(rules, cache_dir, with_moments=True, progress=progress), False
 
 
-def _solve(rules: SolverRules, args: argparse.Namespace) -> None:
-    table = _table(rules, args)
+def _solve(rules: SolverRules, args: argparse.Namespace) -> Table:
+    table, loaded = _table(rules, args)
     sd = table.standard_deviation
-    built = f"built in {table.build_seconds:.1f} s" if table.build_seconds else "cached"
+    built = f"built in {table.build_seconds:.1f} s"
+    if loaded:
+        built = f"loaded from cache; {built}" if table.build_seconds else "loaded from cache"
     print(
         f"{rules.name:<44} expected {table.expected:8.3f}  sd {sd or 0.0:7.3f}  ({built})",
         flush=True,
@@ -115,10 +119,11 @@ def _solve(rules: SolverRules, args: argparse.Namespace) -> None:
             "expected value",
             flush=True,
         )
+    return table
 
 
-def _levels(rules: SolverRules, args: argparse.Namespace) -> None:
-    table = _table(rules, args)
+def _levels(table: Table, args: argparse.Namespace) -> None:
+    rules = table.rules
     print(f"\n| level ({rules.name}) | games | mean score | 95 % CI | sd |")
     print("|---|---|---|---|---|")
     for level in Level:
@@ -154,9 +159,9 @@ def _report(label: str, seconds: list[float]) -> None:
     )
 
 
-def _bench(rules: SolverRules, args: argparse.Namespace) -> None:
-    table = _table(rules, args)
-    print(f"benchmark ({rules.name}); table build {table.build_seconds:.1f} s (0 = cached)")
+def _bench(table: Table, args: argparse.Namespace) -> None:
+    rules = table.rules
+    print(f"benchmark ({rules.name}); table build {table.build_seconds:.1f} s")
     _report("load table from cache", _timed(lambda: load_table(rules, args.cache_dir), 20))
     rng = random.Random(args.seed)
     events = play_room([computer_player(Level.OPTIMAL, table)] * 4, rng)
@@ -198,11 +203,11 @@ def run(args: argparse.Namespace) -> int:
         print(error, file=sys.stderr)
         return 2
     for rules in chosen:
-        _solve(rules, args)
+        table = _solve(rules, args)
         if args.levels:
-            _levels(rules, args)
+            _levels(table, args)
         if args.bench:
-            _bench(rules, args)
+            _bench(table, args)
     return 0
 
 
