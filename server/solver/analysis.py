@@ -30,7 +30,7 @@ from server.game import (
     TurnChanged,
 )
 
-from .dice import INDEX, sub_multisets
+from .dice import INDEX
 from .policy import ScoreBox, TakeBonusAction, box_options, plan_turns
 from .table import Table
 
@@ -140,7 +140,7 @@ def analyse_game(table: Table, events: Iterable[Event]) -> GameAnalysis:
                     chosen = tuple(sorted(dice[i] for i in following.held))
                 else:
                     chosen = tuple(sorted(dice))
-                best = max(sub_multisets(dice), key=lambda k: (values[INDEX[k]], len(k)))
+                best, _ = plan.best_keep(dice, roll.rolls_left)
                 banked = plan.position.banked
                 out.append(
                     DecisionReview(
@@ -155,7 +155,7 @@ def analyse_game(table: Table, events: Iterable[Event]) -> GameAnalysis:
                     )
                 )
             if following is None and turn.ending is not None:
-                options = box_options(table, turn.card, dice)
+                options = box_options(table, turn.card, dice, plan.position)
                 top = max(options, key=lambda o: o.expected)
                 wanted = (
                     ScoreBox(turn.ending.box)

@@ -15,6 +15,7 @@ of rows: 1 empty keep, 6 of one die, 21, 56, 126, and the 252 rolls of five dice
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from math import factorial
@@ -35,6 +36,7 @@ __all__ = [
     "ROLL_PROBABILITY",
     "ROLL_ROWS",
     "YAHTZEE_ROWS",
+    "keeps_of",
     "multiset_index",
     "sub_multisets",
 ]
@@ -145,6 +147,14 @@ KEEP_TO_ROLL: FloatArray = _keep_to_roll()
 def multiset_index(faces: Sequence[int]) -> int:
     """The row of the multiset of ``faces`` (any order)."""
     return INDEX[tuple(sorted(faces))]
+
+
+@functools.cache
+def keeps_of(roll: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], ...], IntArray]:
+    """The distinct sub-multisets of a sorted ``roll`` (largest first, so ``argmax`` over their
+    values prefers keeping more dice on a tie) and their rows."""
+    keeps = tuple(sorted(sub_multisets(roll), key=lambda m: -len(m)))
+    return keeps, np.array([INDEX[k] for k in keeps], dtype=np.int64)
 
 
 def sub_multisets(faces: Sequence[int]) -> list[tuple[int, ...]]:

@@ -25,9 +25,8 @@ from enum import StrEnum
 import numpy as np
 
 from server.game import GameState, Phase, Scorecard, current_player, rolls_left, scorecard
-from server.game.scoring import UPPER_BONUS_THRESHOLD, check_dice
+from server.game.scoring import UPPER_BONUS_THRESHOLD
 
-from .dice import INDEX, sub_multisets
 from .policy import (
     Action,
     Reroll,
@@ -126,11 +125,10 @@ def choose(
         return options[1 if len(options) > 1 else 0].action
     if left > 0:
         plan = plan or turn_plan(table, card)
-        values = plan.keep_values(left)
-        faces = check_dice(dice)
-        keep = max(sub_multisets(faces), key=lambda k: (values[INDEX[k]], len(k)))
-        if len(keep) < len(faces):
-            return Reroll(keep, hold_for(faces, keep))
+        keep, _ = plan.best_keep(dice, left)
+        if len(keep) < len(dice):
+            return Reroll(keep, hold_for(dice, keep))
+        return max(box_options(table, card, dice, plan.position), key=lambda o: o.expected).action
     return best_box(table, card, dice).action
 
 

@@ -19,11 +19,11 @@ import numpy.typing as npt
 
 from server.game import Box, Command, Roll, Score, Scorecard, TakeBonus
 from server.game.preview import bonus_take_allowed, box_previews, yahtzee_bonus_due
-from server.game.scoring import check_dice
+from server.game.scoring import YAHTZEE_BONUS, check_dice
 
-from .dice import INDEX, ROLL_ROWS, sub_multisets
+from .dice import INDEX, ROLL_ROWS, keeps_of
 from .table import Position, Table, position_of
-from .turn import VALUE, Columns, evaluate
+from .turn import UPPER_CAP, VALUE, Columns, evaluate
 
 __all__ = [
     "Action",
@@ -99,6 +99,13 @@ class TurnPlan:
     keep_1: FloatArray
     keep_2: FloatArray
 
+    def best_keep(self, dice: Sequence[int], rolls_left: int) -> tuple[tuple[int, ...], float]:
+        """The best keep of ``dice`` (all five: score now) and its points to come."""
+        keeps, rows = keeps_of(tuple(sorted(check_dice(dice))))
+        values = self.keep_values(rolls_left)[rows]
+        best = int(np.argmax(values))
+        return keeps[best], float(values[best])
+
     def keep_values(self, rolls_left: int) -> FloatArray:
         """The keep values for ``rolls_left`` (1 or 2)."""
         if rolls_left == 1:
@@ -155,29 +162,42 @@ def hold_for(dice: Sequence[int], keep: tuple[int, ...]) -> frozenset[int]:
 def keep_options(plan: TurnPlan, dice: Sequence[int], rolls_left: int) -> list[Option]:
     """Every distinct re-roll (keeps of 0..4 dice) with its expected final score."""
     faces = check_dice(dice)
-    values = plan.keep_values(rolls_left)
+    keeps, rows = keeps_of(tuple(sorted(faces)))
+    values = plan.keep_values(rolls_left)[rows]
     return [
-        Option(
-            Reroll(keep, hold_for(faces, keep)), plan.position.banked + float(values[INDEX[keep]])
-        )
-        for keep in sub_multisets(faces)
+        Option(Reroll(keep, hold_for(faces, keep)), plan.position.banked + float(value))
+        for keep, value in zip(keeps, values, strict=True)
         if len(keep) < len(faces)
     ]
 
 
-def box_options(table: Table, card: Scorecard, dice: Sequence[int]) -> list[Option]:
-    """Every allowed box (and the bonus take, when allowed) with its expected final score."""
+def box_options(
+    table: Table, card: Scorecard, dice: Sequence[int], at: Position | None = None
+) -> list[Option]:
+    """Every allowed box (and the bonus take, when allowed) with its expected final score.
+
+    ``at`` is ``card``'s position, if the caller has it already."""
     faces = check_dice(dice)
-    options = table.rules.options()
-    bonus = yahtzee_bonus_due(options, card, faces)
-    found = [
-        Option(ScoreBox(p.box), table.expected_final(card.with_score(p.box, p.points, bonus)))
-        for p in box_previews(options, card, faces)
-        if p.allowed
-    ]
+    rules = table.rules
+    options = rules.options()
+    at = at or position_of(rules, card)
+    bonus = YAHTZEE_BONUS if yahtzee_bonus_due(options, card, faces) else 0
+    values = table.values
+    found = []
+    for preview in box_previews(options, card, faces):
+        if not preview.allowed:
+            continue
+        index = rules.boxes.index(preview.box)
+        group, upper = at.group | (1 << index), at.upper
+        if index < 6:
+            upper = min(UPPER_CAP, upper + preview.points)
+        elif index == rules.yahtzee_box and rules.tracks_yahtzee_50 and preview.points:
+            group |= 1 << rules.box_count  # the YAHTZEE box now holds 50
+        future = float(values[group, upper])
+        found.append(Option(ScoreBox(preview.box), at.banked + preview.points + bonus + future))
     if bonus_take_allowed(options, card, faces):
-        took = Scorecard(card.rules, card.scores, card.yahtzee_bonuses + 1)
-        found.append(Option(TakeBonusAction(), table.expected_final(took)))
+        future = float(values[at.group, at.upper])
+        found.append(Option(TakeBonusAction(), at.banked + YAHTZEE_BONUS + future))
     return found
 
 
@@ -199,10 +219,8 @@ def best_keep(
     """The best dice to keep and the expected final score; keeping all five means "score now"
     (then ask :func:`best_box`)."""
     plan = turn_plan(table, card)
-    faces = check_dice(dice)
-    values = plan.keep_values(rolls_left)
-    keep = max(sub_multisets(faces), key=lambda k: (values[INDEX[k]], len(k)))
-    return keep, plan.position.banked + float(values[INDEX[keep]])
+    keep, value = plan.best_keep(dice, rolls_left)
+    return keep, plan.position.banked + value
 
 
 def best_box(table: Table, card: Scorecard, dice: Sequence[int]) -> Option:

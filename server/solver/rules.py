@@ -64,6 +64,10 @@ class SolverRules:
 
     def options(self) -> RuleOptions:
         """Room options that play this rule set (first player by seat order)."""
+        return self._options
+
+    @cached_property
+    def _options(self) -> RuleOptions:
         return RuleOptions(
             rules=self.rules,
             extra_yahtzees=Toggle.ON if self.extra_yahtzees else Toggle.OFF,
