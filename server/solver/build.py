@@ -134,21 +134,35 @@ def _solve_chunk(
     if moments is None:
         result = evaluate(rules, values, None, columns, components=1).start
         return result[VALUE], None
-    if not rules.bonus_turn:
-        result = evaluate(rules, values, moments, columns, components=2).start
-        return result[VALUE], result[MOMENT2]
-    # bonus_turn: Newton on x = f(x) per column, from below.
+    value = np.empty(len(columns))
+    moment = np.empty(len(columns))
+    # Only a position whose YAHTZEE box holds 50 can take the bonus and come back to itself.
+    loops = (columns.group >> rules.box_count) & 1 == 1 if rules.bonus_turn else None
+    plain = np.ones(len(columns), dtype=bool) if loops is None else ~loops
+    if plain.any():
+        part = Columns(columns.group[plain], columns.upper[plain])
+        result = evaluate(rules, values, moments, part, components=2).start
+        value[plain], moment[plain] = result[VALUE], result[MOMENT2]
+    if loops is not None and loops.any():
+        part = Columns(columns.group[loops], columns.upper[loops])
+        value[loops], moment[loops] = _fixed_point(rules, values, moments, part)
+    return value, moment
+
+
+def _fixed_point(
+    rules: SolverRules, values: FloatArray, moments: FloatArray, columns: Columns
+) -> tuple[FloatArray, FloatArray]:
+    """``bonus_turn``: Newton on ``x = f(x)`` per column, from below (``x = 0``)."""
     own = np.zeros(len(columns))
     for _ in range(NEWTON_STEPS):
         result = evaluate(rules, values, moments, columns, components=3, own=own).start
         step = (result[VALUE] - own) / (1.0 - result[SLOPE])
         own = own + step
         if np.all(np.abs(step) <= NEWTON_TOLERANCE * np.maximum(1.0, np.abs(own))):
-            break
-    else:  # pragma: no cover - the map is a contraction; a failure is a bug
-        raise RuntimeError("the bonus_turn fixed point did not converge")
-    final = evaluate(rules, values, moments, columns, components=3, own=own).start
-    return own, final[MOMENT2] / (1.0 - final[SLOPE])
+            # The last evaluation was at the fixed point (to the tolerance): its second
+            # moment left out the position's own, which enters with the slope as weight.
+            return own, result[MOMENT2] / (1.0 - result[SLOPE])
+    raise RuntimeError("the bonus_turn fixed point did not converge")  # pragma: no cover
 
 
 def _spread_out_of_reach(values: FloatArray, moments: FloatArray | None, chunk: Columns) -> None:
