@@ -19,6 +19,8 @@ evaluation. The second moment then solves ``m = a + f'(x) m`` exactly.
 
 from __future__ import annotations
 
+import mmap
+import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -175,22 +177,82 @@ def _spread_out_of_reach(values: FloatArray, moments: FloatArray | None, chunk: 
             moments[group, : low[column]] = moments[group, 0]
 
 
+def _shared(shape: tuple[int, int], workers: int) -> FloatArray:
+    """A NaN-filled array; with several workers in anonymous shared memory, so the forked
+    workers write their columns straight into the parent's table."""
+    if workers <= 1:
+        return np.full(shape, np.nan)
+    buffer = mmap.mmap(-1, shape[0] * shape[1] * 8)
+    array = np.frombuffer(buffer, dtype=np.float64).reshape(shape)
+    array[:] = np.nan
+    return array
+
+
+def _solve_chunks(
+    rules: SolverRules,
+    values: FloatArray,
+    moments: FloatArray | None,
+    chunks: list[Columns],
+    progress: Callable[[int], None] | None,
+) -> None:
+    for chunk in chunks:
+        value, moment = _solve_chunk(rules, values, moments, chunk)
+        values[chunk.group, chunk.upper] = value
+        if moments is not None and moment is not None:
+            moments[chunk.group, chunk.upper] = moment
+        _spread_out_of_reach(values, moments, chunk)
+        if progress is not None:
+            progress(len(chunk))
+
+
+def _solve_layer(
+    rules: SolverRules,
+    values: FloatArray,
+    moments: FloatArray | None,
+    chunks: list[Columns],
+    workers: int,
+    progress: Callable[[int], None] | None,
+) -> None:
+    """All chunks of one layer; with several workers, forked processes take every n-th chunk
+    (a layer only reads the layers after it, so the workers never race)."""
+    if workers <= 1 or len(chunks) < 2:
+        _solve_chunks(rules, values, moments, chunks, progress)
+        return
+    context = multiprocessing.get_context("fork")
+    children = [
+        context.Process(
+            target=_solve_chunks, args=(rules, values, moments, chunks[i::workers], None)
+        )
+        for i in range(1, workers)
+    ]
+    for child in children:
+        child.start()
+    _solve_chunks(rules, values, moments, chunks[::workers], progress)
+    for child in children:
+        child.join()
+        if child.exitcode != 0:
+            raise RuntimeError(f"a table worker failed (exit code {child.exitcode})")
+
+
 def build_values(
     rules: SolverRules,
     *,
     start: Start | None = None,
     with_moments: bool = False,
+    workers: int = 1,
     progress: Progress | None = None,
 ) -> tuple[FloatArray, FloatArray | None]:
     """The table of ``rules``: ``values[group, upper]`` (and, ``with_moments``, the second
     moments of the points to come), NaN where not reachable from ``start``.
 
     ``bonus_turn`` rule sets always compute the moments (the fixed point carries them).
+    ``workers`` > 1 forks that many processes per layer (POSIX only; not from a process with
+    running threads that hold locks, such as a server: build there in a subprocess).
     """
     start = start or Start()
     shape = (rules.group_count, UPPER_CAP + 1)
-    values = np.full(shape, np.nan)
-    moments = np.full(shape, np.nan) if with_moments or rules.bonus_turn else None
+    values = _shared(shape, workers)
+    moments = _shared(shape, workers) if with_moments or rules.bonus_turn else None
     full = (1 << rules.box_count) - 1
     bonus = np.where(np.arange(UPPER_CAP + 1) >= UPPER_CAP, float(rules.upper_bonus), 0.0)
     for flag in range(2 if rules.tracks_yahtzee_50 else 1):
@@ -201,17 +263,21 @@ def build_values(
     layers = [reachable_columns(rules, start, n) for n in range(rules.box_count - 1, first - 1, -1)]
     total = sum(len(c) for c in layers)
     done = 0
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count * max(1, workers)  # the parent's share stands for every worker's
+        if progress is not None:
+            progress(min(done, total), total)
+
     for columns in layers:
-        for begin in range(0, len(columns), CHUNK):
-            chunk = Columns(
-                columns.group[begin : begin + CHUNK], columns.upper[begin : begin + CHUNK]
-            )
-            value, moment = _solve_chunk(rules, values, moments, chunk)
-            values[chunk.group, chunk.upper] = value
-            if moments is not None and moment is not None:
-                moments[chunk.group, chunk.upper] = moment
-            _spread_out_of_reach(values, moments, chunk)
-            done += len(chunk)
-            if progress is not None:
-                progress(done, total)
+        chunks = [
+            Columns(columns.group[i : i + CHUNK], columns.upper[i : i + CHUNK])
+            for i in range(0, len(columns), CHUNK)
+        ]
+        _solve_layer(rules, values, moments, chunks, workers, advance)
+    if progress is not None:
+        progress(total, total)
+    if workers > 1:  # private copies: the shared buffers go with the workers
+        return values.copy(), None if moments is None else moments.copy()
     return values, moments

@@ -90,6 +90,7 @@ def table_for(
     cache_dir: Path | None = None,
     *,
     with_moments: bool = False,
+    workers: int = 1,
     progress: Progress | None = None,
 ) -> Table:
     """The table of ``rules`` from the cache, built (and cached) first if missing."""
@@ -97,7 +98,7 @@ def table_for(
     if cached is not None:
         return cached
     began = time.perf_counter()
-    table = build_table(rules, with_moments=with_moments, progress=progress)
+    table = build_table(rules, with_moments=with_moments, workers=workers, progress=progress)
     table = replace(table, build_seconds=time.perf_counter() - began)
     save_table(table, cache_dir)
     return table

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -65,15 +66,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"table directory (default {default_cache_dir()}; env YAHTZEE_SOLVER_CACHE)",
     )
     parser.add_argument("--rebuild", action="store_true", help="build the tables even when cached")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="processes building a table (default: 2, or 1 on a single core)",
+    )
 
 
 def _progress(label: str) -> Callable[[int, int], None]:
+    finished = False
+
     def show(done: int, total: int) -> None:
+        nonlocal finished
+        if finished:
+            return
         width = 30
         filled = width * done // max(total, 1)
         bar = "#" * filled + "." * (width - filled)
         sys.stderr.write(f"\r{label} [{bar}] {100 * done // max(total, 1):3d}%")
         if done >= total:
+            finished = True
             sys.stderr.write("\n")
         sys.stderr.flush()
 
@@ -84,14 +97,14 @@ def _table(rules: SolverRules, args: argparse.Namespace) -> tuple[Table, bool]:
     """The table with moments, and whether it came from the cache."""
     cache_dir: Path | None = args.cache_dir
     if args.rebuild:
-        args.rebuild = False  # once per rule set and run
         for path in cache_paths(rules, cache_dir or default_cache_dir()):
             path.unlink(missing_ok=True)
     cached = load_table(rules, cache_dir, with_moments=True)
     if cached is not None:
         return cached, True
     progress = _progress(f"building {rules.name}")
-    return table_for(rules, cache_dir, with_moments=True, progress=progress), False
+    table = table_for(rules, cache_dir, with_moments=True, workers=args.workers, progress=progress)
+    return table, False
 
 
 def _solve(rules: SolverRules, args: argparse.Namespace) -> Table:

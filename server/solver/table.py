@@ -95,16 +95,18 @@ def build_table(
     *,
     start: Scorecard | None = None,
     with_moments: bool = False,
+    workers: int = 1,
     progress: Progress | None = None,
 ) -> Table:
     """Build the table of ``rules`` (from an empty card, or only what ``start`` can reach:
-    a small table for tests and for games already under way)."""
+    a small table for tests and for games already under way). ``workers``: see
+    :func:`server.solver.build.build_values`."""
     origin = Start()
     if start is not None:
         at = position_of(rules, start)
         mask = at.group & ((1 << rules.box_count) - 1)
         origin = Start(mask, at.upper, at.group >> rules.box_count)
     values, moments = build_values(
-        rules, start=origin, with_moments=with_moments, progress=progress
+        rules, start=origin, with_moments=with_moments, workers=workers, progress=progress
     )
     return Table(rules, values, moments)

@@ -24,6 +24,7 @@ from server.solver import (
     position_of,
     summarise,
 )
+from server.solver.build import build_values
 from server.solver.dice import INDEX, KEEP_TO_ROLL, MULTISETS, ROLL_PROBABILITY, ROLLS
 from server.solver.rules import SolverRules as Rules
 
@@ -125,3 +126,13 @@ def test_unreachable_positions_stay_unset(late_tables: dict[str, Table]) -> None
     table = late_tables["yahtzee"]
     assert np.isnan(table.values[0, 0])  # an empty card is not reachable from a late one
     assert not np.isnan(table.future(late_card(table.rules)))
+
+
+def test_parallel_build_equals_the_serial_one() -> None:
+    rules = Rules.from_name("yatzy+upper-first")
+    serial = build_values(rules, with_moments=True, workers=1)
+    forked = build_values(rules, with_moments=True, workers=2)
+    for one, other in zip(serial, forked, strict=True):
+        assert one is not None
+        assert other is not None
+        assert np.array_equal(one, other, equal_nan=True)
