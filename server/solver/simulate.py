@@ -51,11 +51,15 @@ class Summary:
     @property
     def half_width(self) -> float:
         """Half the 95 % confidence interval of the mean (normal approximation)."""
-        return 1.96 * self.standard_deviation / math.sqrt(self.games)
+        return self.half_width_at(1.96)
 
-    def contains(self, value: float) -> bool:
-        """Whether ``value`` is inside the 95 % confidence interval."""
-        return abs(value - self.mean) <= self.half_width
+    def half_width_at(self, z: float) -> float:
+        """Half the confidence interval of the mean for the normal quantile ``z``."""
+        return z * self.standard_deviation / math.sqrt(self.games)
+
+    def contains(self, value: float, z: float = 1.96) -> bool:
+        """Whether ``value`` is inside the confidence interval (95 % by default)."""
+        return abs(value - self.mean) <= self.half_width_at(z)
 
 
 def summarise(scores: Sequence[int]) -> Summary:
