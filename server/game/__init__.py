@@ -22,6 +22,7 @@ from .options import *  # noqa: F403
 from .preview import (
     BoxPreview,
     best_auto_score,
+    bonus_turn_available,
     joker_active,
     preview,
     yahtzee_bonus_pending,
@@ -63,6 +64,7 @@ __all__ = [
     "Scorecard",
     "Totals",
     "best_auto_score",
+    "bonus_turn_available",
     "boxes_for",
     "current_player",
     "event_from_dict",

@@ -24,6 +24,7 @@ __all__ = [
     "RollOff",
     "Score",
     "Start",
+    "TakeBonus",
 ]
 
 
@@ -110,8 +111,33 @@ class Score:
     automatic: bool = False
 
 
-Command = Join | Leave | Start | RollOff | Roll | Hold | Release | Score
+@dataclass(frozen=True)
+class TakeBonus:
+    """Take the +100 extra-Yahtzee bonus and fill no box (room option ``bonus_turn`` only).
+
+    Allowed after a roll when the current dice pay the bonus (five of a kind, YAHTZEE box
+    holding 50, extra Yahtzees on); otherwise refused with ``box_not_allowed``. The turn passes
+    as after a score. ``automatic`` is copied to the :class:`~server.game.events.BonusTaken`
+    event.
+    """
+
+    kind: ClassVar[str] = "take_bonus"
+    player: str
+    automatic: bool = False
+
+
+Command = Join | Leave | Start | RollOff | Roll | Hold | Release | Score | TakeBonus
 """Any command."""
 
-COMMAND_TYPES: tuple[type[Command], ...] = (Join, Leave, Start, RollOff, Roll, Hold, Release, Score)
+COMMAND_TYPES: tuple[type[Command], ...] = (
+    Join,
+    Leave,
+    Start,
+    RollOff,
+    Roll,
+    Hold,
+    Release,
+    Score,
+    TakeBonus,
+)
 """Every command class, in transition-table column order."""

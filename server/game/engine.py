@@ -16,12 +16,13 @@ Phases (:class:`~server.game.state.Phase`)::
     lobby --start (seat_order / random / solo)--------> awaiting_roll
     awaiting_roll --roll--> rolled --roll/hold/release--> rolled
     rolled --score--> awaiting_roll (next player) | finished (every card full / everyone left)
+    rolled --take_bonus (bonus_turn)--> awaiting_roll (next player still playing with an open box)
 
 Which command is possible in which phase, and where it may lead, is the data table
 :data:`~server.game.transitions.TRANSITIONS`; :func:`apply` checks the table first and checks
 the resulting phase against it afterwards. Guards always run in the same order: phase (the
 table), player (seat, host, turn), rolls (``must_roll_first``, ``no_rolls_left``, the dice),
-box (``unknown_box``, ``category_taken``, ``box_not_allowed``).
+box (``unknown_box``, ``category_taken``, ``box_not_allowed``; ``take_bonus`` has only the last).
 
 Turns follow ``state.order`` (every seat, first player first). A player who leaves during the
 game forfeits: their card stays, their turns are skipped, and the game ends when no player is
@@ -46,6 +47,7 @@ from .commands import (
     RollOff,
     Score,
     Start,
+    TakeBonus,
 )
 from .errors import (
     AlreadyJoinedError,
@@ -60,6 +62,7 @@ from .errors import (
     UnknownBoxError,
 )
 from .events import (
+    BonusTaken,
     Event,
     GameOver,
     GameStarted,
@@ -77,7 +80,7 @@ from .events import (
 from .guards import check_table, plan_roll, require_member, require_rolls_left, require_turn
 from .guards import to_die_indexes as _to_die_indexes
 from .options import FirstPlayer
-from .preview import box_previews, joker_in_force, yahtzee_bonus_due
+from .preview import bonus_take_allowed, box_previews, joker_in_force, yahtzee_bonus_due
 from .scorecard import Scorecard
 from .scoring import DICE_COUNT, YAHTZEE_BONUS
 from .state import MAX_ROLLS, GameState, Phase, PlayerState, standings
@@ -121,6 +124,8 @@ def _dispatch(state: GameState, command: Command) -> _Result:
         return _roll(state, command)
     if isinstance(command, Hold | Release):
         return _hold_or_release(state, command)
+    if isinstance(command, TakeBonus):
+        return _take_bonus(state, command)
     return _score(state, command)
 
 
@@ -214,6 +219,9 @@ def _start(state: GameState, command: Start) -> _Result:
     if mode is FirstPlayer.ROLL_OFF and len(seats) > 1:
         new_state = replace(state, phase=Phase.ROLL_OFF, contenders=seats, roll_off_round=1)
         return new_state, [RollOffStarted(seats)]
+    if len(seats) == 1:
+        # Nothing to decide with one player: play starts at once, reported as seat order.
+        mode = FirstPlayer.SEAT_ORDER
     first = seats[command.random_choice % len(seats)] if mode is FirstPlayer.RANDOM else seats[0]
     return _begin_play(state, first, mode, [])
 
@@ -305,7 +313,7 @@ def _score(state: GameState, command: Score) -> _Result:
     ruling = next(p for p in previews if p.box is box)
     if not ruling.allowed:
         allowed = [p.box.value for p in previews if p.allowed]
-        raise BoxNotAllowedError(f"the Joker rule allows only {', '.join(allowed)}")
+        raise BoxNotAllowedError(f"the rules allow only {', '.join(allowed)} now")
     bonus = yahtzee_bonus_due(options, card, state.dice)
     new_card = card.with_score(box, ruling.points, bonus)
     before, after = card.totals(), new_card.totals()
@@ -321,6 +329,28 @@ def _score(state: GameState, command: Score) -> _Result:
         joker=joker_in_force(options, card, state.dice),
         automatic=bool(command.automatic),
         total=after.grand,
+    )
+    return _advance_turn(new_state, [event])
+
+
+def _take_bonus(state: GameState, command: TakeBonus) -> _Result:
+    record = require_turn(state, command.player)
+    check_table(state, command.kind, Guard.ROLLS)
+    card = record.card
+    if not bonus_take_allowed(state.options, card, state.dice):
+        raise BoxNotAllowedError(
+            "taking the bonus without a box needs the bonus_turn option and an extra Yahtzee "
+            "with 50 in the YAHTZEE box"
+        )
+    new_card = Scorecard(card.rules, card.scores, card.yahtzee_bonuses + 1)
+    seat = state.players.index(record)
+    updated = PlayerState(record.player_id, record.name, new_card, record.forfeited)
+    new_state = replace(state, players=(*state.players[:seat], updated, *state.players[seat + 1 :]))
+    event = BonusTaken(
+        player=record.player_id,
+        yahtzee_bonus=YAHTZEE_BONUS,
+        automatic=bool(command.automatic),
+        total=new_card.totals().grand,
     )
     return _advance_turn(new_state, [event])
 

@@ -16,6 +16,7 @@ from .options import FirstPlayer
 
 __all__ = [
     "EVENT_TYPES",
+    "BonusTaken",
     "Event",
     "GameOver",
     "GameStarted",
@@ -161,6 +162,19 @@ class Scored:
 
 
 @dataclass(frozen=True)
+class BonusTaken:
+    """``player`` took the +100 extra-Yahtzee bonus and filled no box (room option
+    ``bonus_turn``). ``yahtzee_bonus`` is 100; ``automatic`` is copied from the command;
+    ``total`` is the player's grand total afterwards."""
+
+    type: ClassVar[str] = "bonus_taken"
+    player: str
+    yahtzee_bonus: int
+    automatic: bool
+    total: int
+
+
+@dataclass(frozen=True)
 class GameOver:
     """The game ended; ``results`` are ranked best first (forfeited players last)."""
 
@@ -179,6 +193,7 @@ Event = (
     | Rolled
     | HoldChanged
     | Scored
+    | BonusTaken
     | GameOver
 )
 """Any event."""
@@ -196,6 +211,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Rolled,
         HoldChanged,
         Scored,
+        BonusTaken,
         GameOver,
     )
 }

@@ -46,22 +46,42 @@ class RuleOptions:
     """The options of one room, fixed for the whole game.
 
     Plain strings are accepted and converted to the enums (``RuleOptions(rules="yatzy")``); an
-    unknown value raises ``ValueError``. In Yatzy, ``extra_yahtzees`` and ``joker`` are recorded
-    but have no effect (Yatzy has neither a bonus nor a Joker).
+    unknown value raises ``ValueError``. In Yatzy, ``extra_yahtzees``, ``joker`` and
+    ``bonus_turn`` are recorded but have no effect (Yatzy has neither a bonus nor a Joker).
+
+    The house variants of RULES.md section 5, both off by default:
+
+    - ``upper_first``: while any upper box is open, only upper boxes may be filled.
+    - ``bonus_turn``: when the +100 extra-Yahtzee bonus applies, the player may take it and fill
+      no box (:class:`~server.game.commands.TakeBonus`); the game goes on until every card is full.
     """
 
     rules: RuleSet = RuleSet.YAHTZEE
     extra_yahtzees: Toggle = Toggle.ON
     joker: JokerMode = JokerMode.FORCED
     first_player: FirstPlayer = FirstPlayer.ROLL_OFF
+    upper_first: Toggle = Toggle.OFF
+    bonus_turn: Toggle = Toggle.OFF
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rules", RuleSet(self.rules))
         object.__setattr__(self, "extra_yahtzees", Toggle(self.extra_yahtzees))
         object.__setattr__(self, "joker", JokerMode(self.joker))
         object.__setattr__(self, "first_player", FirstPlayer(self.first_player))
+        object.__setattr__(self, "upper_first", Toggle(self.upper_first))
+        object.__setattr__(self, "bonus_turn", Toggle(self.bonus_turn))
 
     @property
     def extra_yahtzee_rules(self) -> bool:
         """Whether the extra-Yahtzee bonus and the Joker exist in this game."""
         return self.rules is RuleSet.YAHTZEE and self.extra_yahtzees is Toggle.ON
+
+    @property
+    def upper_first_rule(self) -> bool:
+        """Whether the six upper boxes must be filled before any lower box."""
+        return self.upper_first is Toggle.ON
+
+    @property
+    def bonus_turn_rule(self) -> bool:
+        """Whether an extra Yahtzee's +100 may be taken without filling a box."""
+        return self.extra_yahtzee_rules and self.bonus_turn is Toggle.ON

@@ -13,6 +13,10 @@ Joker (Yahtzee with ``extra_yahtzees=on``, five of a kind, YAHTZEE box already f
 
 The +100 bonus is due whenever the Joker is in force and the YAHTZEE box holds 50, wherever the
 dice are scored, in both Joker modes.
+
+House variants (RULES.md section 5): under ``upper_first`` only the open upper boxes are allowed
+while any is open (the forced Joker: the matching upper box if open, else any open upper box);
+under ``bonus_turn`` the player may take a due +100 and fill no box (:func:`bonus_take_allowed`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from .transitions import Guard
 __all__ = [
     "BoxPreview",
     "best_auto_score",
+    "bonus_take_allowed",
+    "bonus_turn_available",
     "box_previews",
     "joker_active",
     "joker_in_force",
@@ -70,17 +76,40 @@ def yahtzee_bonus_due(options: RuleOptions, card: Scorecard, dice: Dice) -> bool
     return joker_in_force(options, card, dice) and card.get(Box.YAHTZEE) == YAHTZEE_POINTS
 
 
+def bonus_take_allowed(options: RuleOptions, card: Scorecard, dice: Dice) -> bool:
+    """Whether the player may take the +100 and fill no box (room option ``bonus_turn``)."""
+    return options.bonus_turn_rule and yahtzee_bonus_due(options, card, dice)
+
+
+def _upper_first_limit(options: RuleOptions, open_boxes: tuple[Box, ...]) -> set[Box] | None:
+    """Under ``upper_first``, the open upper boxes while any is open; else ``None`` (no limit)."""
+    if not options.upper_first_rule:
+        return None
+    open_upper = {b for b in open_boxes if is_upper(b)}
+    return open_upper or None
+
+
 def box_previews(options: RuleOptions, card: Scorecard, dice: Dice) -> tuple[BoxPreview, ...]:
     """Every open box of ``card`` in card order, with ``allowed`` and ``points`` for ``dice``."""
     rules = options.rules
     open_boxes = card.open_boxes()
+    limit = _upper_first_limit(options, open_boxes)
     if not joker_in_force(options, card, dice):
-        return tuple(BoxPreview(b, True, score_box(rules, b, dice)) for b in open_boxes)
+        allowed = set(open_boxes) if limit is None else limit
+        return tuple(
+            BoxPreview(b, True, score_box(rules, b, dice))
+            if b in allowed
+            else BoxPreview(b, False, 0)
+            for b in open_boxes
+        )
     matching = upper_box_for_face(rules, dice[0])
     matching_open = card.is_open(matching)
     if options.joker is JokerMode.FREE:
+        allowed = set(open_boxes) if limit is None else limit
         return tuple(
-            BoxPreview(
+            BoxPreview(b, False, 0)
+            if b not in allowed
+            else BoxPreview(
                 b,
                 True,
                 joker_points(b, dice)
@@ -89,11 +118,24 @@ def box_previews(options: RuleOptions, card: Scorecard, dice: Dice) -> tuple[Box
             )
             for b in open_boxes
         )
-    lower_open = [b for b in open_boxes if not is_upper(b)]
-    if matching_open:
+    return _forced_joker_previews(options, card, dice, limit)
+
+
+def _forced_joker_previews(
+    options: RuleOptions, card: Scorecard, dice: Dice, limit: set[Box] | None
+) -> tuple[BoxPreview, ...]:
+    # RULES.md section 4, with section 5's upper_first reading: the open upper boxes (the
+    # limit) take the place of the lower boxes in step 2.
+    rules = options.rules
+    open_boxes = card.open_boxes()
+    matching = upper_box_for_face(rules, dice[0])
+    lower_open = {b for b in open_boxes if not is_upper(b)}
+    if card.is_open(matching):
         allowed = {matching}
+    elif limit is not None:
+        allowed = limit
     elif lower_open:
-        allowed = set(lower_open)
+        allowed = lower_open
     else:
         allowed = set(open_boxes)
     result = []
@@ -128,6 +170,11 @@ def preview(state: GameState) -> tuple[BoxPreview, ...]:
 def yahtzee_bonus_pending(state: GameState) -> bool:
     """Whether scoring the current dice (in any box) pays the +100 extra-Yahtzee bonus."""
     return yahtzee_bonus_due(state.options, _scoring_card(state), state.dice)
+
+
+def bonus_turn_available(state: GameState) -> bool:
+    """Whether the player on turn may take the +100 and fill no box now (``bonus_turn``)."""
+    return bonus_take_allowed(state.options, _scoring_card(state), state.dice)
 
 
 def joker_active(state: GameState) -> bool:

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any, get_args, get_origin, get_type_hints
 
 from .events import EVENT_TYPES, Event
-from .options import RuleOptions
+from .options import RuleOptions, Toggle
 from .scorecard import Scorecard
 from .state import DICE_COUNT, MAX_ROLLS, MAX_SEATS, GameState, Phase, PlayerState
 
@@ -22,6 +22,8 @@ FORMAT = 1
 """Version of the state dict layout."""
 
 JSON = dict[str, Any]
+
+_HOUSE_VARIANTS = ("upper_first", "bonus_turn")
 
 
 def to_dict(state: GameState) -> JSON:
@@ -34,6 +36,12 @@ def to_dict(state: GameState) -> JSON:
             "extra_yahtzees": options.extra_yahtzees.value,
             "joker": options.joker.value,
             "first_player": options.first_player.value,
+            # The house variants appear only when on, so existing states keep their exact form.
+            **{
+                name: Toggle.ON.value
+                for name in _HOUSE_VARIANTS
+                if getattr(options, name) is Toggle.ON
+            },
         },
         "max_seats": state.max_seats,
         "phase": state.phase.value,
@@ -102,6 +110,7 @@ def from_dict(data: Mapping[str, Any]) -> GameState:
         extra_yahtzees=_get(raw, "extra_yahtzees", str),
         joker=_get(raw, "joker", str),
         first_player=_get(raw, "first_player", str),
+        **{name: _get(raw, name, str) for name in _HOUSE_VARIANTS if name in raw},
     )
     max_seats = _get(data, "max_seats", int)
     if not 1 <= max_seats <= MAX_SEATS:

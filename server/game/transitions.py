@@ -81,6 +81,7 @@ TRANSITIONS: Mapping[Phase, Mapping[str, Cell]] = MappingProxyType(
                 "hold": _NOT_STARTED,
                 "release": _NOT_STARTED,
                 "score": _NOT_STARTED,
+                "take_bonus": _NOT_STARTED,
             }
         ),
         _P.ROLL_OFF: MappingProxyType(
@@ -93,6 +94,7 @@ TRANSITIONS: Mapping[Phase, Mapping[str, Cell]] = MappingProxyType(
                 "hold": _WRONG,
                 "release": _WRONG,
                 "score": _WRONG,
+                "take_bonus": _WRONG,
             }
         ),
         _P.AWAITING_ROLL: MappingProxyType(
@@ -105,6 +107,7 @@ TRANSITIONS: Mapping[Phase, Mapping[str, Cell]] = MappingProxyType(
                 "hold": _ROLL_FIRST,
                 "release": _ROLL_FIRST,
                 "score": _ROLL_FIRST,
+                "take_bonus": _ROLL_FIRST,
             }
         ),
         _P.ROLLED: MappingProxyType(
@@ -117,6 +120,7 @@ TRANSITIONS: Mapping[Phase, Mapping[str, Cell]] = MappingProxyType(
                 "hold": Allowed((_P.ROLLED,)),
                 "release": Allowed((_P.ROLLED,)),
                 "score": Allowed((_P.AWAITING_ROLL, _P.FINISHED)),
+                "take_bonus": Allowed((_P.AWAITING_ROLL,)),
             }
         ),
         _P.FINISHED: MappingProxyType(dict.fromkeys(COMMAND_KINDS, _OVER)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 from server.game import (
@@ -26,9 +26,11 @@ from server.game import (
     RuleSet,
     Score,
     Start,
+    TakeBonus,
     Toggle,
     apply,
     best_auto_score,
+    bonus_turn_available,
     current_player,
     dice_to_roll,
     new_game,
@@ -59,7 +61,7 @@ def seated(players: Sequence[str], options: RuleOptions | None = None, seats: in
 def started(players: Sequence[str], options: RuleOptions | None = None) -> GameState:
     """A game started in seat order (``first_player`` forced to seat_order)."""
     base = options or RuleOptions()
-    opts = RuleOptions(base.rules, base.extra_yahtzees, base.joker, FirstPlayer.SEAT_ORDER)
+    opts = replace(base, first_player=FirstPlayer.SEAT_ORDER)
     state, _ = play(seated(players, opts), Start(players[0]))
     return state
 
@@ -174,6 +176,8 @@ def legal_command(state: GameState, chooser: Chooser, leave_per_mille: int = 0) 
     if rolls_left(state) and action < 7:
         dice = subset(chooser, range(5)) or frozenset({chooser.integer(0, 4)})
         return Hold(player, dice) if chance(chooser, 60) else Release(player, dice)
+    if bonus_turn_available(state) and chance(chooser, 50):
+        return TakeBonus(player)
     if chance(chooser, 50):
         return Score(player, best_auto_score(state))
     allowed = [p.box for p in preview(state) if p.allowed]
@@ -206,15 +210,19 @@ def arbitrary_command(state: GameState, chooser: Chooser) -> Command:
         return Hold(player, dice)
     if kind == 6:
         return Release(player, dice)
+    if chance(chooser, 10):
+        return TakeBonus(player)
     return Score(player, pick(chooser, ALL_BOXES))
 
 
 OPTION_CHOICES = tuple(
-    RuleOptions(rules, extra, joker, first)
+    RuleOptions(rules, extra, joker, first, upper_first, bonus_turn)
     for rules in RuleSet
     for extra in Toggle
     for joker in JokerMode
     for first in FirstPlayer
+    for upper_first in Toggle
+    for bonus_turn in Toggle
 )
 
 

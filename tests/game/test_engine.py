@@ -41,6 +41,8 @@ from server.game import (
     Scored,
     Standing,
     Start,
+    TakeBonus,
+    Toggle,
     TurnChanged,
     apply,
     current_player,
@@ -146,8 +148,9 @@ def test_start_random_rotates_seats(choice: int, order: str) -> None:
 
 
 def test_solo_roll_off_starts_directly() -> None:
+    # Issue 14 item 11: one player, nothing to roll off; reported as seat order.
     state, events = apply(seated(["a"]), Start("a"))
-    assert events == (GameStarted(("a",), FirstPlayer.ROLL_OFF), TurnChanged("a", 1))
+    assert events == (GameStarted(("a",), FirstPlayer.SEAT_ORDER), TurnChanged("a", 1))
     assert state.phase is Phase.AWAITING_ROLL
 
 
@@ -521,14 +524,26 @@ def _typical(state: GameState, kind: str) -> Command:
         "hold": Hold(player, frozenset({0})),
         "release": Release(player, frozenset({0})),
         "score": Score(player, Box.SIXES),
+        "take_bonus": TakeBonus(player),
     }
     return commands[kind]
+
+
+def _bonus_rolled() -> GameState:
+    """Phase rolled with an extra Yahtzee whose +100 may be taken without a box."""
+    state = started(["a", "b"], RuleOptions(bonus_turn=Toggle.ON))
+    state, _ = turn(state, "a", Box.YAHTZEE, (2, 2, 2, 2, 2))
+    state, _ = turn(state, "b", Box.CHANCE, (1, 2, 3, 4, 6))
+    state, _ = apply(state, Roll("a", (6, 6, 6, 6, 6)))
+    return state
 
 
 @pytest.mark.parametrize("phase", list(Phase))
 @pytest.mark.parametrize("kind", COMMAND_KINDS)
 def test_transition_table_matches_the_engine(phase: Phase, kind: str) -> None:
     state = PHASE_STATES[phase]()
+    if kind == "take_bonus" and phase is Phase.ROLLED:
+        state = _bonus_rolled()
     assert state.phase is phase
     cell = TRANSITIONS[phase][kind]
     command = _typical(state, kind)

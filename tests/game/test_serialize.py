@@ -47,7 +47,7 @@ def test_every_state_and_event_of_random_games_round_trips(seed: int, leave_per_
 
 
 def test_event_types_are_unique_and_listed() -> None:
-    assert len(EVENT_TYPES) == 11
+    assert len(EVENT_TYPES) == 12
     assert all(cls.type == name for name, cls in EVENT_TYPES.items())
 
 
@@ -69,6 +69,18 @@ def test_state_dict_shape() -> None:
     }
     assert data["phase"] == "awaiting_roll"
     assert data["order"] == ["a", "b"]
+
+
+def test_house_variants_appear_only_when_on() -> None:
+    plain = to_dict(started(["a"]))
+    assert "upper_first" not in plain["options"]
+    assert "bonus_turn" not in plain["options"]
+    varied = started(["a"], RuleOptions(upper_first="on", bonus_turn="on"))
+    data = _round_trip(to_dict(varied))
+    assert data["options"]["upper_first"] == "on"
+    assert data["options"]["bonus_turn"] == "on"
+    assert from_dict(data) == varied
+    assert from_dict(data).options.upper_first_rule
 
 
 def _broken(change: str) -> dict[str, Any]:

@@ -1,0 +1,235 @@
+"""The policy of a table: the best dice to keep, the best box, the options ranked.
+
+All expected values here are **expected final scores** (the points on the card plus the
+table's expectation of the points to come), so they compare across decisions and players.
+
+A turn's numbers come from one evaluation of the turn at its start position
+(:func:`plan_turns`, batched over any number of cards); a :class:`TurnPlan` then answers every
+decision of that turn by lookups. Box values are computed through the engine's own ruling
+(:func:`server.game.preview.box_previews`), so the advice can never name an illegal box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from server.game import Box, Command, Roll, Score, Scorecard, TakeBonus
+from server.game.preview import bonus_take_allowed, box_previews, yahtzee_bonus_due
+from server.game.scoring import YAHTZEE_BONUS, check_dice
+
+from .dice import INDEX, ROLL_ROWS, keeps_of
+from .table import Position, Table, position_of
+from .turn import UPPER_CAP, VALUE, Columns, evaluate
+
+__all__ = [
+    "Action",
+    "Option",
+    "Reroll",
+    "ScoreBox",
+    "TakeBonusAction",
+    "TurnPlan",
+    "best_box",
+    "best_keep",
+    "box_options",
+    "hold_for",
+    "keep_options",
+    "plan_turns",
+    "rank_options",
+    "to_command",
+    "turn_plan",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Reroll:
+    """Roll again, holding the dice at ``hold`` (indexes 0..4), which show ``keep``."""
+
+    keep: tuple[int, ...]
+    hold: frozenset[int]
+
+
+@dataclass(frozen=True)
+class ScoreBox:
+    """Fill ``box`` with the current dice."""
+
+    box: Box
+
+
+@dataclass(frozen=True)
+class TakeBonusAction:
+    """Take the +100 and fill no box (``bonus_turn``)."""
+
+
+Action = Reroll | ScoreBox | TakeBonusAction
+"""One decision of a turn."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """An action and the expected final score after it (under optimal play from then on)."""
+
+    action: Action
+    expected: float
+
+
+def to_command(action: Action, player: str, faces: Sequence[int] = ()) -> Command:
+    """The engine command for ``action``; a :class:`Reroll` needs the drawn ``faces`` of the
+    dice not held (see :func:`server.game.dice_to_roll`)."""
+    if isinstance(action, Reroll):
+        return Roll(player, tuple(faces), keep=action.hold)
+    if isinstance(action, ScoreBox):
+        return Score(player, action.box)
+    return TakeBonus(player)
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """One turn of ``table``'s policy from ``position``: points to come for scoring each roll
+    now (252) and for every keep with 1 and 2 rolls left (462 each)."""
+
+    table: Table
+    position: Position
+    score_now: FloatArray
+    keep_1: FloatArray
+    keep_2: FloatArray
+
+    def best_keep(self, dice: Sequence[int], rolls_left: int) -> tuple[tuple[int, ...], float]:
+        """The best keep of ``dice`` (all five: score now) and its points to come."""
+        keeps, rows = keeps_of(tuple(sorted(check_dice(dice))))
+        values = self.keep_values(rolls_left)[rows]
+        best = int(np.argmax(values))
+        return keeps[best], float(values[best])
+
+    def keep_values(self, rolls_left: int) -> FloatArray:
+        """The keep values for ``rolls_left`` (1 or 2)."""
+        if rolls_left == 1:
+            return self.keep_1
+        if rolls_left == 2:
+            return self.keep_2
+        raise ValueError(f"keeps need 1 or 2 rolls left, not {rolls_left}")
+
+
+def plan_turns(table: Table, cards: Sequence[Scorecard]) -> list[TurnPlan]:
+    """The turn plans of ``cards``, in one batched evaluation."""
+    positions = [position_of(table.rules, card) for card in cards]
+    if not positions:
+        return []
+    group = np.array([p.group for p in positions], dtype=np.int64)
+    upper = np.array([p.upper for p in positions], dtype=np.int64)
+    own = np.asarray(table.values[group, upper], dtype=np.float64)
+    turn = evaluate(
+        table.rules, np.asarray(table.values), None, Columns(group, upper), own=own, keep_all=True
+    )
+    assert turn.score_now is not None
+    assert turn.keep is not None
+    score_now, (keep_1, keep_2) = turn.score_now[VALUE], turn.keep
+    return [
+        TurnPlan(table, p, score_now[:, c], keep_1[VALUE, :, c], keep_2[VALUE, :, c])
+        for c, p in enumerate(positions)
+    ]
+
+
+def turn_plan(table: Table, card: Scorecard) -> TurnPlan:
+    """The plan of one card's turn (remembered per position in the table's memo)."""
+    at = position_of(table.rules, card)
+    key = (at.group, at.upper)
+    plan = table.memo.get(key)
+    if not isinstance(plan, TurnPlan):
+        plan = plan_turns(table, [card])[0]
+        if len(table.memo) > 4096:  # a computer seat visits ~13 positions a game
+            table.memo.clear()
+        table.memo[key] = plan
+    return TurnPlan(plan.table, at, plan.score_now, plan.keep_1, plan.keep_2)
+
+
+def hold_for(dice: Sequence[int], keep: tuple[int, ...]) -> frozenset[int]:
+    """Die indexes of ``dice`` that show the faces of ``keep`` (the first ones of each face)."""
+    wanted = list(keep)
+    hold = []
+    for index, face in enumerate(dice):
+        if face in wanted:
+            wanted.remove(face)
+            hold.append(index)
+    return frozenset(hold)
+
+
+def keep_options(plan: TurnPlan, dice: Sequence[int], rolls_left: int) -> list[Option]:
+    """Every distinct re-roll (keeps of 0..4 dice) with its expected final score."""
+    faces = check_dice(dice)
+    keeps, rows = keeps_of(tuple(sorted(faces)))
+    values = plan.keep_values(rolls_left)[rows]
+    return [
+        Option(Reroll(keep, hold_for(faces, keep)), plan.position.banked + float(value))
+        for keep, value in zip(keeps, values, strict=True)
+        if len(keep) < len(faces)
+    ]
+
+
+def box_options(
+    table: Table, card: Scorecard, dice: Sequence[int], at: Position | None = None
+) -> list[Option]:
+    """Every allowed box (and the bonus take, when allowed) with its expected final score.
+
+    ``at`` is ``card``'s position, if the caller has it already."""
+    faces = check_dice(dice)
+    rules = table.rules
+    options = rules.options()
+    at = at or position_of(rules, card)
+    bonus = YAHTZEE_BONUS if yahtzee_bonus_due(options, card, faces) else 0
+    values = table.values
+    found = []
+    for preview in box_previews(options, card, faces):
+        if not preview.allowed:
+            continue
+        index = rules.boxes.index(preview.box)
+        group, upper = at.group | (1 << index), at.upper
+        if index < 6:
+            upper = min(UPPER_CAP, upper + preview.points)
+        elif index == rules.yahtzee_box and rules.tracks_yahtzee_50 and preview.points:
+            group |= 1 << rules.box_count  # the YAHTZEE box now holds 50
+        future = float(values[group, upper])
+        found.append(Option(ScoreBox(preview.box), at.banked + preview.points + bonus + future))
+    if bonus_take_allowed(options, card, faces):
+        future = float(values[at.group, at.upper])
+        found.append(Option(TakeBonusAction(), at.banked + YAHTZEE_BONUS + future))
+    return found
+
+
+def rank_options(
+    table: Table, card: Scorecard, dice: Sequence[int], rolls_left: int, top: int | None = 3
+) -> list[Option]:
+    """The options after a roll, best first (``top`` of them; all with ``None``): re-rolls
+    while rolls are left, and the allowed boxes."""
+    found = box_options(table, card, dice)
+    if rolls_left > 0:
+        found += keep_options(turn_plan(table, card), dice, rolls_left)
+    found.sort(key=lambda o: -o.expected)
+    return found if top is None else found[:top]
+
+
+def best_keep(
+    table: Table, card: Scorecard, dice: Sequence[int], rolls_left: int
+) -> tuple[tuple[int, ...], float]:
+    """The best dice to keep and the expected final score; keeping all five means "score now"
+    (then ask :func:`best_box`)."""
+    plan = turn_plan(table, card)
+    keep, value = plan.best_keep(dice, rolls_left)
+    return keep, plan.position.banked + value
+
+
+def best_box(table: Table, card: Scorecard, dice: Sequence[int]) -> Option:
+    """The best box (or the bonus take) for ``dice``, with the expected final score."""
+    return max(box_options(table, card, dice), key=lambda o: o.expected)
+
+
+def score_now_value(plan: TurnPlan, dice: Sequence[int]) -> float:
+    """Expected final score of scoring ``dice`` in the best box (from the turn evaluation)."""
+    return plan.position.banked + float(
+        plan.score_now[INDEX[tuple(sorted(dice))] - ROLL_ROWS.start]
+    )
