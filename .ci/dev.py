@@ -104,6 +104,8 @@ def ensure_npm_packages() -> None:
             _say("npm ci failed: the JavaScript and accessibility tests will not run")
             continue
         stamp.write_text(wanted)
+
+
 def _dotted(version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"
 
