@@ -45,6 +45,7 @@ async def test_play_events_come_before_their_ack_and_entering_acks_before_the_ca
             )
         )["result"]["room"]
         joined = await host.ok("join", room=room, name="Host")
+        await host.wait_for(lambda: host.snapshots)
         ack_at = index_of(host, lambda m: m.get("id") == joined["id"])
         snap_at = index_of(host, lambda m: m["type"] == "snapshot")
         assert ack_at < snap_at  # join: the ack, then the snapshot covering its seq
