@@ -1,4 +1,5 @@
-"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``load`` and ``verify``.
+"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``load``, ``verify``
+and ``bench``.
 
 ``server/cli.py`` (the composition root) calls :func:`register` with its subparsers when this
 module is importable; nothing here imports ``server``. Each subcommand sets ``func``.
@@ -123,7 +124,7 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``play``, ``watch``, ``bot``, ``load`` and ``verify`` to the ``yahtzee`` command line."""
+    """Add ``play``, ``watch``, ``bot``, ``load``, ``verify`` and ``bench`` to ``yahtzee``."""
     play = subparsers.add_parser(
         "play",
         help="play in the terminal",
@@ -183,3 +184,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from clients import verify as verify_command
 
     verify_command.register(subparsers)
+
+    from clients.bench import cli as bench_command
+
+    bench_command.register(subparsers)

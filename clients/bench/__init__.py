@@ -1,0 +1,9 @@
+"""``yahtzee bench``: the game server measured against a bare WebSocket broadcast server.
+
+Modules: :mod:`~clients.bench.bare` (the baseline server), :mod:`~clients.bench.procs` (the
+servers as subprocesses, their CPU and RSS), :mod:`~clients.bench.streams` (HDR histograms and
+stream verification), :mod:`~clients.bench.pacing` (closed and open loop),
+:mod:`~clients.bench.targets` (game and bare rooms), :mod:`~clients.bench.runner` (rounds and
+scenarios), :mod:`~clients.bench.report`, :mod:`~clients.bench.plot`, :mod:`~clients.bench.cli`.
+Results and how to read them: ``clients/bench/BENCHMARKS.md``.
+"""

@@ -1,0 +1,101 @@
+"""How commands are paced: closed loop and open loop, on a clock that tests can fake.
+
+A *room* is driven by one task that sends its commands one after the other (a Yahtzee room has one
+player on turn; the bare rooms copy that shape). Closed loop: the next command goes as soon as
+the previous one is acked, and latency is counted from the real send. Open loop: the k-th command
+of a room is *intended* at ``start + offset + k / rate``; if the room is still busy then, it goes
+late, and its latency still counts from the intended time. So queueing in the server shows in the
+figures instead of silently lowering the offered rate (coordinated omission). Commands intended
+before the end of the round but not sent by the drain deadline are recorded with the latency they
+had reached then (a lower bound) and counted as ``unsent``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["Clock", "LoopClock", "Pace", "Prepare", "Step", "closed_loop", "open_loop"]
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+    async def sleep_until(self, when: float) -> None: ...
+
+
+class LoopClock:
+    """Real time (``time.perf_counter``)."""
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+    async def sleep_until(self, when: float) -> None:
+        delay = when - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+Step = Callable[[float], Awaitable[float]]
+"""Send one command meant for ``intended`` (a time of the clock); return when it was acked."""
+Prepare = Callable[[], Awaitable[None]]
+"""Get a room ready for its next command (a new game, the player on turn up to date)."""
+
+
+@dataclass
+class Pace:
+    """What one room's driving task did in a round."""
+
+    sent: int = 0
+    unsent: int = 0
+
+
+async def closed_loop(
+    prepare: Prepare, step: Step, clock: Clock, end: float, record_ack: Callable[[float], None]
+) -> Pace:
+    """Send, wait for the ack, send again, until ``end``."""
+    pace = Pace()
+    while clock.now() < end:
+        await prepare()
+        sent_at = clock.now()
+        acked = await step(sent_at)
+        record_ack(acked - sent_at)
+        pace.sent += 1
+    return pace
+
+
+async def open_loop(
+    prepare: Prepare,
+    step: Step,
+    clock: Clock,
+    *,
+    start: float,
+    interval: float,
+    end: float,
+    deadline: float,
+    record_ack: Callable[[float], None],
+    record_unsent: Callable[[float], None],
+) -> Pace:
+    """Commands intended every ``interval`` from ``start`` until ``end``; latency from intended.
+
+    Stops sending at ``deadline`` (after ``end``: time to catch up); each command intended
+    before ``end`` and not sent by then is passed to ``record_unsent`` with ``deadline -
+    intended``, the least latency it would have had.
+    """
+    pace = Pace()
+    k = 0
+    while (intended := start + k * interval) < end:
+        if clock.now() >= deadline:
+            record_unsent(deadline - intended)
+            pace.unsent += 1
+        else:
+            await clock.sleep_until(intended)
+            await prepare()
+            acked = await step(intended)
+            record_ack(acked - intended)
+            pace.sent += 1
+        k += 1
+    return pace

@@ -1,0 +1,166 @@
+"""The servers under test as subprocesses, and what they cost (CPU seconds, RSS) by process tree.
+
+``yahtzee serve`` is started as ``python -m server.cli serve`` (a subprocess: the bench never
+imports the server); without ``REDIS_URL`` it starts its own embedded Valkey as a child, so the
+tree of the serve process holds the workers and their Redis. Each bare server process is
+``python -m clients.bench.bare`` on a port of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+__all__ = ["Cost", "ServerGroup", "free_port", "start_bare", "start_game"]
+
+REDIS_NAMES = ("valkey", "redis")
+READY_TIMEOUT = 60.0
+READY_POLL = 0.05  # seconds between readiness probes, bounded by READY_TIMEOUT
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True)
+class Cost:
+    """CPU seconds (user + system) and RSS bytes of a group's processes, Redis apart."""
+
+    server_cpu: float = 0.0
+    redis_cpu: float = 0.0
+    server_rss: int = 0
+    redis_rss: int = 0
+
+    def __sub__(self, other: Cost) -> Cost:
+        return Cost(
+            self.server_cpu - other.server_cpu,
+            self.redis_cpu - other.redis_cpu,
+            self.server_rss - other.server_rss,
+            self.redis_rss - other.redis_rss,
+        )
+
+
+def _is_redis(proc: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return any(name in proc.name().lower() for name in REDIS_NAMES)
+    return False
+
+
+@dataclass
+class ServerGroup:
+    """The processes of one server under test, with the ports they listen on."""
+
+    name: str
+    ports: list[int]
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    log_paths: list[Path] = field(default_factory=list)
+    # Processes seen in a tree stay counted after they exit (a worker that was replaced):
+    # psutil keeps a Process's last CPU times only while we hold it.
+    _seen: dict[int, psutil.Process] = field(default_factory=dict)
+
+    def tree(self) -> list[psutil.Process]:
+        procs: list[psutil.Process] = []
+        for popen in self.processes:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(popen.pid)
+                procs += [root, *root.children(recursive=True)]
+        for proc in procs:
+            self._seen.setdefault(proc.pid, proc)
+        return [self._seen[p.pid] for p in procs]
+
+    def cost(self) -> Cost:
+        """CPU times and RSS summed over every process of the group's trees, now."""
+        server_cpu = redis_cpu = 0.0
+        server_rss = redis_rss = 0
+        for proc in self.tree():
+            try:
+                times = proc.cpu_times()
+                cpu = times.user + times.system
+                rss = int(proc.memory_info().rss)
+            except psutil.Error:
+                continue
+            if _is_redis(proc):
+                redis_cpu, redis_rss = redis_cpu + cpu, redis_rss + rss
+            else:
+                server_cpu, server_rss = server_cpu + cpu, server_rss + rss
+        return Cost(server_cpu, redis_cpu, server_rss, redis_rss)
+
+    def log(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.log_paths)
+
+    def stop(self) -> None:
+        """SIGTERM each process (the game server drains), then wait; kill one that hangs."""
+        for popen in self.processes:
+            if popen.poll() is None:
+                popen.terminate()
+        for popen in self.processes:
+            try:
+                popen.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait()
+
+
+def _spawn(argv: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    with log_path.open("ab") as log:
+        return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _wait_ready(group: ServerGroup, path: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    for port in group.ports:
+        while True:
+            if any(p.poll() is not None for p in group.processes):
+                raise RuntimeError(f"{group.name} server exited early:\n{group.log()}")
+            with contextlib.suppress(OSError):
+                url = f"http://127.0.0.1:{port}{path}"
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{group.name} server not ready:\n{group.log()}")
+            time.sleep(READY_POLL)
+
+
+def start_game(workers: int, env: dict[str, str], directory: Path) -> ServerGroup:
+    """``yahtzee serve --workers N`` on a free port; returns once ``/readyz`` answers."""
+    port = free_port()
+    group = ServerGroup("game", [port])
+    argv = [sys.executable, "-m", "server.cli", "serve", "--port", str(port)]
+    argv += ["--workers", str(workers)]
+    group.log_paths.append(directory / "game.log")
+    group.processes.append(_spawn(argv, {**os.environ, **env}, group.log_paths[-1]))
+    try:
+        _wait_ready(group, "/readyz")
+    except BaseException:
+        group.stop()
+        raise
+    return group
+
+
+def start_bare(processes: int, heartbeat: float, directory: Path) -> ServerGroup:
+    """``processes`` bare servers, each on its own free port."""
+    group = ServerGroup("bare", [free_port() for _ in range(processes)])
+    for i, port in enumerate(group.ports):
+        argv = [sys.executable, "-m", "clients.bench.bare", "--port", str(port)]
+        argv += ["--heartbeat", str(heartbeat)]
+        group.log_paths.append(directory / f"bare-{i}.log")
+        group.processes.append(_spawn(argv, dict(os.environ), group.log_paths[-1]))
+    try:
+        _wait_ready(group, "/")
+    except BaseException:
+        group.stop()
+        raise
+    return group

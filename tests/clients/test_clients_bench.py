@@ -1,0 +1,302 @@
+"""``yahtzee bench``: a short real run (the game server with its Redis, and the bare server, as
+subprocesses) and unit tests of what its figures rest on: the stream verifier, open-loop timing
+from intended send times (on a fake clock) and the game / bare ratios. No assertion is about
+speed: the figures are for the printout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from procs import ROOT
+
+from clients.bench import cli as bench_cli
+from clients.bench.pacing import closed_loop, open_loop
+from clients.bench.plot import PlotUnavailableError, plot
+from clients.bench.report import BenchReport, Figures, ratios
+from clients.bench.streams import LatencyHistogram, RoomStreams
+
+# ---------------------------------------------------------------------------- a fake clock
+
+
+class FakeClock:
+    """Time moves only when a coroutine sleeps until a later time or a step takes time."""
+
+    def __init__(self) -> None:
+        self.time = 0.0
+
+    def now(self) -> float:
+        return self.time
+
+    async def sleep_until(self, when: float) -> None:
+        self.time = max(self.time, when)
+
+
+def slow_server(clock: FakeClock, service: float) -> Any:
+    """A step that takes ``service`` seconds of the fake clock: it returns its ack time."""
+
+    async def step(intended: float) -> float:
+        del intended
+        clock.time += service
+        return clock.time
+
+    return step
+
+
+async def nothing() -> None:
+    """A room that needs no preparation."""
+
+
+async def test_open_loop_counts_latency_from_the_intended_send_time() -> None:
+    # One command intended every second, each taking 3 s: the k-th is sent when the previous
+    # one is acked (3k), acked at 3k + 3, and measured from its intended time k.
+    clock = FakeClock()
+    acks: list[float] = []
+    pace = await open_loop(
+        nothing,
+        slow_server(clock, 3.0),
+        clock,
+        start=0.0,
+        interval=1.0,
+        end=5.0,
+        deadline=100.0,
+        record_ack=acks.append,
+        record_unsent=pytest.fail,
+    )
+    assert acks == [3.0, 5.0, 7.0, 9.0, 11.0]  # 3k + 3 - k: the queueing shows
+    assert (pace.sent, pace.unsent) == (5, 0)
+
+
+async def test_open_loop_records_commands_not_sent_by_the_deadline() -> None:
+    clock = FakeClock()
+    acks: list[float] = []
+    unsent: list[float] = []
+    pace = await open_loop(
+        nothing,
+        slow_server(clock, 3.0),
+        clock,
+        start=0.0,
+        interval=1.0,
+        end=5.0,
+        deadline=7.0,
+        record_ack=acks.append,
+        record_unsent=unsent.append,
+    )
+    # Sent at 0, 3, 6; at 9 the deadline (7) has passed: commands intended at 3 and 4 were never
+    # sent and count with the latency they had reached by the deadline.
+    assert acks == [3.0, 5.0, 7.0]
+    assert unsent == [4.0, 3.0]
+    assert (pace.sent, pace.unsent) == (3, 2)
+
+
+async def test_closed_loop_counts_latency_from_the_real_send() -> None:
+    clock = FakeClock()
+    acks: list[float] = []
+    pace = await closed_loop(nothing, slow_server(clock, 2.0), clock, 7.0, acks.append)
+    assert acks == [2.0, 2.0, 2.0, 2.0]  # sent at 0, 2, 4, 6
+    assert pace.sent == 4
+
+
+# ---------------------------------------------------------------------------- the verifier
+
+
+def streams(members: int = 2) -> tuple[RoomStreams, list[float]]:
+    delivered: list[float] = []
+    room = RoomStreams("r1", members, delivered.append)
+    for connection in ("a", "b")[:members]:
+        room.start(connection, 0)
+    return room, delivered
+
+
+def test_clean_streams_have_no_violations_and_time_the_last_delivery() -> None:
+    room, delivered = streams()
+    room.expect(1, intended=10.0)
+    room.arrive("a", 1, b"x", now=10.5)
+    assert delivered == []  # one connection still waits
+    room.arrive("b", 1, b"x", now=11.0)
+    room.arrive("a", 2, b"y", now=12.0)
+    room.arrive("b", 2, b"y", now=12.5)
+    room.expect(2, intended=12.0)  # the events may arrive before the ack
+    assert delivered == [1.0, 0.5]
+    assert room.finish() == []
+
+
+def test_a_gap_is_a_violation() -> None:
+    room, _ = streams()
+    room.arrive("a", 1, b"x", now=1.0)
+    room.arrive("a", 3, b"z", now=2.0)
+    assert any("a: gap: seq 3 after 1" in v for v in room.finish())
+
+
+def test_a_duplicate_is_a_violation() -> None:
+    room, _ = streams()
+    room.arrive("a", 1, b"x", now=1.0)
+    room.arrive("a", 1, b"x", now=2.0)
+    assert any("duplicate" in v for v in room.finish())
+
+
+def test_different_payloads_for_one_seq_are_a_violation() -> None:
+    room, _ = streams()
+    room.arrive("a", 1, b"x", now=1.0)
+    room.arrive("b", 1, b"tampered", now=1.0)
+    assert any("seq 1 differs at b" in v for v in room.finish())
+
+
+def test_a_command_not_delivered_to_every_connection_is_a_violation() -> None:
+    room, delivered = streams()
+    room.expect(1, intended=0.0)
+    room.arrive("a", 1, b"x", now=1.0)  # b never gets it
+    assert room.outstanding == 1
+    assert any("1 commands not delivered to all 2" in v for v in room.finish())
+    assert delivered == []
+
+
+def test_a_second_snapshot_is_a_violation() -> None:
+    room, _ = streams()
+    room.start("a", 5)
+    assert any("resynchronised" in v for v in room.finish())
+
+
+# ---------------------------------------------------------------------------- figures
+
+
+def test_ratios_are_game_over_bare_of_the_measured_figures() -> None:
+    game, bare = Figures(commands=100, seconds=2.0), Figures(commands=400, seconds=2.0)
+    for figures, ms in ((game, 8.0), (bare, 2.0)):
+        for _ in range(10):
+            figures.ack.record(ms / 1000)
+            figures.delivery.record(2 * ms / 1000)
+    g, b = game.to_dict(), bare.to_dict()
+    ratio = ratios(g, b)
+    assert ratio["commands_per_second"] == pytest.approx(50 / 200)
+    assert ratio["ack_ms"]["p99"] == pytest.approx(g["ack_ms"]["p99"] / b["ack_ms"]["p99"])
+    assert ratio["delivery_ms"]["max"] == pytest.approx(4.0, rel=1e-2)
+    assert ratio["cpu_ms_per_command"]["total"] is None  # no CPU measured for bare: no ratio
+
+
+def test_latency_histogram_percentiles() -> None:
+    hist = LatencyHistogram()
+    for ms in range(1, 1001):
+        hist.record(ms / 1000)
+    summary = hist.summary_ms()
+    assert summary["p50"] == pytest.approx(500, rel=1e-2)
+    assert summary["p99"] == pytest.approx(990, rel=1e-2)
+    assert summary["p99.9"] == pytest.approx(999, rel=1e-2)
+    assert summary["max"] == pytest.approx(1000, rel=1e-2)
+
+
+def test_a_failed_check_makes_the_exit_code_non_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken_run(opts: Any) -> BenchReport:
+        del opts
+        return BenchReport(scenario={}, violations=["r1/a: gap: seq 3 after 1"])
+
+    monkeypatch.setattr(bench_cli, "run", broken_run)
+    args = bench_args("--quiet")
+    assert bench_cli.execute(args) == 1
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    with pytest.raises(PlotUnavailableError, match=r"yahtzee-service\[plot\]"):
+        plot({"open_loop": []}, tmp_path / "x.png")
+
+
+def bench_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    bench_cli.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_spectators_scenario_is_one_room_of_four_players() -> None:
+    opts = bench_cli.options_from(bench_args("--spectators", "1000"))
+    assert (opts.rooms, opts.players, opts.room_spectators) == (1, 4, 1000)
+
+
+# ---------------------------------------------------------------------------- a real run
+
+
+def run_bench(*argv: str) -> tuple[int, dict[str, Any], str]:
+    """``yahtzee bench --json`` as a subprocess (it starts both servers itself)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "bench", "--json", "--quiet", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+FIGURES = {"commands", "unsent", "setup_commands", "seconds", "commands_per_second", "ack_ms",
+           "delivery_ms", "cpu_ms_per_command", "driver_cpu_ms_per_command"}  # fmt: skip
+PERCENTILES = {"p50", "p99", "p99.9", "max"}
+
+
+def check_pair(entry: dict[str, Any]) -> None:
+    game, bare, ratio = entry["game"], entry["bare"], entry["ratio"]
+    for figures in (game, bare):
+        assert set(figures) == FIGURES
+        assert figures["commands"] > 0
+        assert set(figures["ack_ms"]) == set(figures["delivery_ms"]) == PERCENTILES
+        assert figures["ack_ms"]["p50"] <= figures["ack_ms"]["p99"] <= figures["ack_ms"]["max"]
+        assert set(figures["cpu_ms_per_command"]) == {"server", "redis", "total"}
+    assert game["cpu_ms_per_command"]["server"] > 0
+    assert ratio["commands_per_second"] == pytest.approx(
+        game["commands_per_second"] / bare["commands_per_second"]
+    )
+    for kind in ("ack_ms", "delivery_ms"):
+        for key in PERCENTILES:
+            assert ratio[kind][key] == pytest.approx(game[kind][key] / bare[kind][key])
+    bare_cpu = bare["cpu_ms_per_command"]["total"]
+    if bare_cpu:  # a short round of the bare server may fall under the CPU clock's tick
+        assert ratio["cpu_ms_per_command"]["total"] == pytest.approx(
+            game["cpu_ms_per_command"]["total"] / bare_cpu
+        )
+
+
+def test_a_short_bench_run_reports_every_figure_and_verifies_the_streams() -> None:
+    code, report, stderr = run_bench(
+        "--rooms", "2", "--players", "2", "--room-spectators", "1",
+        "--rounds", "1", "--round-seconds", "1", "--rates", "20,40",
+    )  # fmt: skip
+    assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
+    assert report["ok"]
+    assert report["verification"] == {"ok": True, "violations": []}
+    assert report["failures"] == []
+    assert report["scenario"]["rooms"] == 2
+    assert report["machine"]["cpus"] >= 1
+    check_pair(report["closed_loop"])
+    assert [e["offered_rate"] for e in report["open_loop"]] == [20.0, 40.0]
+    for entry in report["open_loop"]:
+        check_pair(entry)
+    rss = report["rss_per_connection"]
+    assert rss["connections"] == 2 * 3
+    assert {t["target"].split(" (")[0] for t in report["targets"]} >= {
+        "CPU per command <= 2 x bare"
+    }
+
+
+def test_idle_connections_report_rss_per_connection() -> None:
+    code, report, stderr = run_bench("--idle-connections", "50", "--heartbeat", "0.5")
+    assert code == 0, stderr
+    rss = report["rss_per_connection"]
+    assert rss["connections"] == 50
+    assert {"game_bytes_per_connection", "bare_bytes_per_connection", "ratio"} <= set(rss)
+    assert any(t["target"].startswith("RSS per idle connection") for t in report["targets"])
+
+
+def test_bench_is_a_yahtzee_subcommand() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "server.cli", "bench", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert "--idle-connections" in done.stdout
+    assert "--plot" in done.stdout
