@@ -118,8 +118,9 @@ class Progress:
         if not self.enabled:
             return
         elapsed = max(time.perf_counter() - self.started, 1e-9)
-        line = f"[{self.done}/{self.total}] {self.label}: {self.count} commands"
-        line += f", {self.count / elapsed:.0f}/s"
+        line = f"[{self.done}/{self.total}] {self.label}"
+        if self.done:
+            line += f": {self.count} commands, {self.count / elapsed:.0f}/s"
         end = "\r" if sys.stderr.isatty() else "\n"
         print(f"{line:<79}", end=end, file=sys.stderr, flush=True)
 
@@ -261,6 +262,7 @@ async def standard(
     ticker = asyncio.create_task(progress.ticker())
     try:
         connections = opts.rooms * shape.connections
+        progress.label = f"opening {connections} connections on each server"
         game_rss = await _open_rooms(game, game_room, opts.rooms)
         bare_rss = await _open_rooms(bare, bare_room, opts.rooms)
         report.rss_per_connection = _rss_entry(connections, game_rss, bare_rss)
@@ -303,11 +305,14 @@ async def _idle_rss(group: ServerGroup, url: str, subprotocol: str | None, opts:
     """Open the idle connections, hold them through heartbeats, return the RSS growth."""
     before = group.cost()
     sockets: list[ClientConnection] = []
+    progress = Progress(opts.progress, 2)
     try:
         for first in range(0, opts.idle_connections, OPEN_BATCH):
             count = min(OPEN_BATCH, opts.idle_connections - first)
             batch = (_idle_connect(url, subprotocol) for _ in range(count))
             sockets += await asyncio.gather(*batch)
+            progress.label = f"{group.name}: {len(sockets)} idle connections open"
+            progress.show()
         # Hold them through one and a half heartbeat intervals: the server pings each at least
         # once, so the figure includes what heartbeats cost.
         await asyncio.sleep(1.5 * opts.heartbeat)

@@ -29,6 +29,7 @@ from protocol import Ack, Encoding, Event, FirstPlayer, Phase, RoomStatus, Snaps
 
 __all__ = ["BareRoom", "GameRoom", "RoomShape", "Sink"]
 
+SPECTATE_BATCH = 100
 TURN = 3  # bare rooms: the sender changes every TURN commands, like players taking turns
 
 
@@ -132,8 +133,14 @@ class GameRoom:
             created.room, self.shape.connections, lambda s: self.sink().delivered(s)
         )
         self.streams[created.room] = self.current
-        for spectator in self.spectators:
-            await spectator.spectate(created.room)
+        # The first alone (it subscribes this server process to the room), then the others
+        # in batches: a room of 1,000 spectators is set up in seconds.
+        if self.spectators:
+            await self.spectators[0].spectate(created.room)
+        others = self.spectators[1:]
+        for start in range(0, len(others), SPECTATE_BATCH):
+            batch = others[start : start + SPECTATE_BATCH]
+            await asyncio.gather(*(s.spectate(created.room) for s in batch))
         for i, player in enumerate(self.players):
             await player.join(created.room, DEFAULT_NAMES[i % len(DEFAULT_NAMES)])
         await host.start()
