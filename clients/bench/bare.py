@@ -11,6 +11,9 @@ transport the game server runs on (uvicorn, its sans-I/O ``websockets`` protocol
 httptools when installed) with the same options (:func:`uvicorn_options`), and it adds nothing
 above it (no routing, no request objects). So the game / bare ratio measures what the game adds
 (rules, Redis, protocol, fan-out bookkeeping) and not a difference between WebSocket stacks.
+One difference is left on purpose: the game server swaps in its own HTTP protocol class (a guard
+against slow handshakes, in ``server``, which clients never import); it acts only before the
+WebSocket upgrade, so it costs nothing per command.
 
 A process serves only its own rooms: with several processes the bench gives each its own port and
 keeps every room on one of them, as a hand-sharded server would, so the baseline needs no broker.

@@ -133,13 +133,10 @@ class GameRoom:
             created.room, self.shape.connections, lambda s: self.sink().delivered(s)
         )
         self.streams[created.room] = self.current
-        # The first alone (it subscribes this server process to the room), then the others
-        # in batches: a room of 1,000 spectators is set up in seconds.
-        if self.spectators:
-            await self.spectators[0].spectate(created.room)
-        others = self.spectators[1:]
-        for start in range(0, len(others), SPECTATE_BATCH):
-            batch = others[start : start + SPECTATE_BATCH]
+        # In batches: a room of 1,000 spectators is set up in seconds, without 1,000
+        # handshakes' worth of commands in flight at once.
+        for start in range(0, len(self.spectators), SPECTATE_BATCH):
+            batch = self.spectators[start : start + SPECTATE_BATCH]
             await asyncio.gather(*(s.spectate(created.room) for s in batch))
         for i, player in enumerate(self.players):
             await player.join(created.room, DEFAULT_NAMES[i % len(DEFAULT_NAMES)])
