@@ -24,6 +24,7 @@ from clients.bench.pacing import Clock
 from clients.bench.streams import LatencyHistogram, RoomStreams
 from clients.bot import DEFAULT_NAMES
 from clients.client import Client
+from clients.model import RoomModel
 from clients.strategy import decide
 from protocol import Ack, Encoding, Event, FirstPlayer, Phase, RoomStatus, Snapshot
 
@@ -149,22 +150,22 @@ class GameRoom:
         self.sink().setup_commands += self.shape.connections
         await self._new_game()
 
-    async def _on_turn(self) -> _BenchClient:
-        """The player on turn, once its model shows the room as of the last command."""
-        host = self.players[0]
+    async def _host_view(self) -> RoomModel:
+        """The host's model of the room as of the last command (it may still lag behind)."""
         seq = self.seq
-        model = await host.wait_for(lambda m: m.seq >= seq)
-        player = next(p for p in self.players if p.player == model.current_player)
-        await player.wait_for(lambda m: m.seq >= seq)
-        return player
+        return await self.players[0].wait_for(lambda m: m.seq >= seq)
 
     async def prepare(self) -> None:
         """Get ready for the next command: a new game if the last one ended, and the player on
         turn up to date. Not part of a closed-loop command's latency; in open loop it is."""
-        host = self.players[0]
-        if host.model is not None and host.model.status is RoomStatus.FINISHED:
+        model = await self._host_view()
+        if model.status is RoomStatus.FINISHED:
             await self._rollover()
-        self.actor = await self._on_turn()
+            model = await self._host_view()
+        player = next(p for p in self.players if p.player == model.current_player)
+        seq = self.seq
+        await player.wait_for(lambda m: m.seq >= seq)
+        self.actor = player
 
     async def step(self, intended: float) -> float:
         """One command of the game by the player on turn; its ack time."""

@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients_live import LiveServer
 from procs import ROOT
 
 from clients.bench import cli as bench_cli
-from clients.bench.pacing import closed_loop, open_loop
+from clients.bench.pacing import LoopClock, closed_loop, open_loop
 from clients.bench.plot import PlotUnavailableError, plot
 from clients.bench.report import BenchReport, Figures, ratios
 from clients.bench.streams import LatencyHistogram, RoomStreams
+from clients.bench.targets import GameRoom, RoomShape, Sink
 
 # ---------------------------------------------------------------------------- a fake clock
 
@@ -300,3 +302,32 @@ def test_bench_is_a_yahtzee_subcommand() -> None:
     )  # fmt: skip
     assert "--idle-connections" in done.stdout
     assert "--plot" in done.stdout
+
+
+async def test_game_rooms_play_through_a_game_and_set_up_the_next(
+    live_server: LiveServer,
+) -> None:
+    # One player and one spectator on the session's server: step until the first game is over
+    # and the next room is set up on the same connections; every command is delivered.
+    sink = Sink()
+    room = GameRoom(
+        live_server.ws, 0, RoomShape(players=1, spectators=1), LoopClock(), lambda: sink
+    )
+    await room.open()
+    first_room = room.current
+    steps = 0
+    try:
+        while room.current is first_room:
+            assert steps < 13 * 5, (
+                "a one-player game has at most 13 x (3 rolls + holds) + 13 scores"
+            )
+            await room.prepare()
+            if room.current is first_room:
+                await room.step(LoopClock().now())
+                steps += 1
+    finally:
+        await room.close()
+    assert room.violations() == []
+    assert sink.delivery.count == steps  # each command reached both connections
+    # Set-up commands: create, 2 enter (join, spectate), start; then 2 leaves and the same again.
+    assert sink.setup_commands == 4 + 2 + 4
