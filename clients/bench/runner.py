@@ -371,11 +371,20 @@ def evaluate_targets(report: BenchReport, opts: Options) -> list[dict[str, Any]]
 
 
 def _highest_sustained(report: BenchReport) -> dict[str, Any] | None:
-    """The open-loop round at the highest rate both servers kept up with (every command sent),
-    where CPU per command compares like with like; else the lowest rate."""
+    """The open-loop round at the highest rate both servers kept up with (every command sent,
+    within 10 % of the offered rate), where CPU per command compares like with like; else the
+    lowest rate."""
     if not report.open_loop:
         return None
-    kept = [e for e in report.open_loop if e["game"]["unsent"] == 0 and e["bare"]["unsent"] == 0]
+
+    def kept_up(figures: dict[str, Any], rate: float) -> bool:
+        return bool(figures["unsent"] == 0 and figures["commands_per_second"] >= 0.9 * rate)
+
+    kept = [
+        e
+        for e in report.open_loop
+        if kept_up(e["game"], e["offered_rate"]) and kept_up(e["bare"], e["offered_rate"])
+    ]
     if kept:
         return max(kept, key=lambda e: float(e["offered_rate"]))
     return min(report.open_loop, key=lambda e: float(e["offered_rate"]))
