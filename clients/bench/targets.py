@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import websockets
@@ -23,7 +23,7 @@ from clients.bench.bare import ROOM_PATH, frame_fields
 from clients.bench.pacing import Clock
 from clients.bench.streams import LatencyHistogram, RoomStreams
 from clients.bot import DEFAULT_NAMES
-from clients.client import Client
+from clients.client import Client, CommandError
 from clients.model import RoomModel
 from clients.strategy import decide
 from protocol import Ack, Encoding, Event, FirstPlayer, Phase, RoomStatus, Snapshot
@@ -141,7 +141,7 @@ class GameRoom:
             await asyncio.gather(*(s.spectate(created.room) for s in batch))
         for i, player in enumerate(self.players):
             await player.join(created.room, DEFAULT_NAMES[i % len(DEFAULT_NAMES)])
-        await host.start()
+        await _on_fresh_view(host, lambda client: client.start())
         self.seq = host.last_ack[1] or 0
         self.sink().setup_commands += 2 + self.shape.connections
 
@@ -171,13 +171,31 @@ class GameRoom:
         """One command of the game by the player on turn; its ack time."""
         player = self.actor
         assert player is not None
-        await _act(player)
+        await _on_fresh_view(player, _act)
         _, seq, acked = player.last_ack
         assert seq is not None
         assert self.current is not None
         self.seq = seq
         self.current.expect(seq, intended)
         return acked
+
+
+def _reached(seq: int) -> Callable[[RoomModel], bool]:
+    return lambda model: model.seq >= seq
+
+
+async def _on_fresh_view(client: Client, action: Callable[[Client], Awaitable[None]]) -> None:
+    """Run ``action`` (a command carrying ``expect_seq``); when an unrelated event (a spectator
+    count, a presence change) outdated the view it was decided on, wait for the newer view and
+    decide again, as the bots do. The retries are part of the command's cost."""
+    while True:
+        try:
+            await action(client)
+            return
+        except CommandError as exc:
+            if exc.code != "stale_state" or exc.seq is None:
+                raise
+            await client.wait_for(_reached(exc.seq))
 
 
 async def _act(player: Client) -> None:
