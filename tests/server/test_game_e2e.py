@@ -31,6 +31,8 @@ async def test_four_players_two_spectators(start_server: StartServer) -> None:
         await by_id[first["player"]].ok("roll")
         await late.ok("spectate", room=room)
         await late.wait_for(lambda: late.snapshots)
+        # the spectator count is coalesced: announced within a flush period
+        await early.wait_event(lambda e: e["type"] == "spectators" and e["count"] == 2)
         game_over = await play_game(by_id, early)
 
         final_seq = game_over["seq"]
