@@ -4,6 +4,7 @@
     python3 .ci/dev.py serve [yahtzee serve options]   # run the service
     python3 .ci/dev.py test  [pytest options]          # run the whole test suite
     python3 .ci/dev.py check                           # ruff + mypy --strict
+    python3 .ci/dev.py cluster [--servers N]           # local Redis Cluster + N servers
     python3 .ci/dev.py yahtzee <subcommand> ...        # any other `yahtzee` command
     python3 .ci/dev.py pythons                         # the supported Pythons this machine has
 
@@ -204,12 +205,14 @@ def main(argv: list[str]) -> None:
         _exec(PYTHON, "-m", "pytest", *rest)
     elif command == "check":
         sys.exit(check())
+    elif command == "cluster":
+        _exec(PYTHON, "-m", "server.cluster_demo", *rest)
     elif command == "yahtzee":
         _exec(BIN / "yahtzee", *rest)
     elif command == "setup":
         return
     else:
-        sys.exit(f"unknown command {command!r}; try: serve, test, check, yahtzee, setup, pythons")
+        sys.exit(f"unknown command {command!r}; try: serve, test, check, cluster, yahtzee, setup, pythons")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from starlette.applications import Starlette
@@ -39,7 +40,7 @@ from protocol.transport import (
 )
 from server import background, http
 from server.embedded_redis import EmbeddedRedis, start_embedded
-from server.feed import Feed
+from server.feed import ClusterNodes, Feed, SingleNode
 from server.metrics import Metrics
 from server.runtime import Runtime
 from server.seats import Seats
@@ -56,14 +57,30 @@ log = logging.getLogger("yahtzee.server")
 
 def redis_client(url: str, settings: Settings) -> Any:
     """A client whose calls wait (bounded) for a pooled connection and time out, so a Redis
-    that is down or frozen turns into a typed, retryable error instead of a hang."""
+    that is down or frozen turns into a typed, retryable error instead of a hang.
+
+    With ``settings.redis_cluster`` it is redis-py's ``RedisCluster`` (``url`` names any node;
+    the slots are discovered from it): the same timeouts, at most ``redis_max_connections``
+    connections per node (beyond that a call fails at once with ``unavailable``: the cluster
+    client has no blocking pool), and a call that meets a failed node is retried after the slot
+    map is refreshed, so a promoted replica is found."""
+    retry = Retry(ExponentialBackoff(cap=0.2), 1)
+    if settings.redis_cluster:
+        return RedisCluster.from_url(
+            url,
+            max_connections=settings.redis_max_connections,
+            socket_timeout=settings.redis_timeout_seconds,
+            socket_connect_timeout=settings.redis_timeout_seconds,
+            retry=Retry(ExponentialBackoff(cap=0.2), 2),
+            require_full_coverage=False,
+        )
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
         max_connections=settings.redis_max_connections,
         timeout=settings.redis_timeout_seconds,  # waiting for a free pooled connection
         socket_timeout=settings.redis_timeout_seconds,
         socket_connect_timeout=settings.redis_timeout_seconds,
-        retry=Retry(ExponentialBackoff(cap=0.2), 1),
+        retry=retry,
     )
     return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 
@@ -201,8 +218,9 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         for kick in kicks:
             kick(conn_id)
 
+    nodes = ClusterNodes(client, url) if settings.redis_cluster else SingleNode(url)
     feed = Feed(
-        aioredis.Redis.from_url(url, decode_responses=False),
+        nodes,
         store,
         on_redis_error=lambda exc: metrics.redis_errors.labels("feed").inc(),
         on_kick=on_kick,

@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import redis.exceptions
-
 import protocol.messages as pm
 from protocol.errors import make_error
 from server import game, room, translate
@@ -25,6 +23,7 @@ from server.connection import TokenBucket
 from server.feed import Sink, Subscription
 from server.runtime import Runtime
 from server.service import Cached, ServiceError, UnavailableError
+from server.store import TRANSIENT_ERRORS
 
 __all__ = ["Context", "Handled", "Member", "handle"]
 
@@ -78,7 +77,7 @@ async def handle(ctx: Context, command: pm.ClientMessage) -> Handled:
     except (game.GameError, room.RoomError, ServiceError) as exc:
         message = exc.message if isinstance(exc, room.RoomError | ServiceError) else str(exc)
         return Handled(_error(ctx, translate.error_code(exc.code), command.id, message))
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+    except TRANSIENT_ERRORS as exc:
         return Handled(_error(ctx, "unavailable", command.id, UnavailableError(str(exc)).message))
 
 

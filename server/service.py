@@ -33,7 +33,7 @@ from protocol import fairdice
 from server import game, room, translate, wire
 from server.metrics import Metrics
 from server.settings import Settings
-from server.store import Committed, Conflict, Store, StoredRoom, Transition
+from server.store import TRANSIENT_ERRORS, Committed, Conflict, Store, StoredRoom, Transition
 from server.timing import now_ms
 
 __all__ = ["Change", "Deliver", "GameService", "Outcome", "ServiceError", "UnavailableError"]
@@ -244,7 +244,7 @@ class GameService:
         )
         try:
             reply = await self.store.commit(room_id, transition)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        except TRANSIENT_ERRORS as exc:
             raise UnavailableError(str(exc)) from exc
         if isinstance(reply, Conflict):
             return None, self._from_store(room_id, reply.current)

@@ -243,8 +243,9 @@ class Session:
         sent = self._send(handled.reply)
         for frame in held or ():
             self._enqueue(frame)
-        if sent is not None and not isinstance(command, pm.Ping):
-            self.protocol.remember(command.id, sent)
+        retryable = isinstance(handled.reply, pm.Error) and handled.reply.retryable
+        if sent is not None and not isinstance(command, pm.Ping) and not retryable:
+            self.protocol.remember(command.id, sent)  # a retryable error is worth a retry
         outcome = handled.reply.code if isinstance(handled.reply, pm.Error) else "ok"
         self.rt.metrics.commands.labels(kind, outcome).inc()
         self.rt.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)

@@ -23,6 +23,9 @@ def _env(name: str) -> dict[str, Any]:
 class Settings:
     #: Redis URL; ``None`` starts a private embedded server whose data vanishes when it stops.
     redis_url: str | None = field(default=None, metadata=_env("REDIS_URL"))
+    #: ``REDIS_URL`` names a node of a Redis Cluster ("1"): the service uses redis-py's
+    #: ``RedisCluster`` (slots discovered from that node) and sharded pub/sub on each master.
+    redis_cluster: bool = field(default=False, metadata=_env("REDIS_CLUSTER"))
     #: Prefix of every Redis key and channel (lets several deployments or tests share a server).
     redis_prefix: str = field(default="yz:", metadata=_env("REDIS_PREFIX"))
     #: Global keys (lobby index, deadlines, leases) are spread over this many hash-tag buckets.
@@ -120,6 +123,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"setting {name} must be positive")
+        if self.redis_cluster and self.redis_url is None:
+            raise ValueError("REDIS_CLUSTER=1 needs REDIS_URL (a node of the cluster)")
         if self.absent_turn_seconds < 0:
             raise ValueError("setting absent_turn_seconds must not be negative")
 

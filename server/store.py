@@ -13,7 +13,9 @@ one script may touch all of them::
 
 Global data is spread over ``buckets`` buckets, each under its own hash tag ``{g<k>}``; a room
 belongs to bucket ``crc32(room id) % buckets``. On a Cluster the buckets land on different
-nodes, so no single key is a hot spot, and each command touches one slot::
+nodes, so no single key is a hot spot, and each command touches one slot; the lobby, the due
+deadlines and the expired leases are read bucket by bucket, and a bucket whose master is failing
+over is skipped until its replica took over (the others are still served)::
 
     <prefix>{g<k>}:rooms           zset    room index, scored by the room's expiry time (ms)
     <prefix>{g<k>}:rooms:info      hash    room id -> summary JSON (status, players, ...)
@@ -30,13 +32,17 @@ change (a new turn with a timer, a join, the game's end), never on a plain roll 
 
 from __future__ import annotations
 
+import logging
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+import redis.exceptions
 
 __all__ = [
+    "TRANSIENT_ERRORS",
     "Committed",
     "Conflict",
     "Duplicate",
@@ -45,6 +51,20 @@ __all__ = [
     "StoredRoom",
     "Transition",
 ]
+
+#: Errors after which a command may simply be retried (``unavailable``): the connection failed
+#: or timed out, or a Cluster is failing over (the slot's master is down until its replica is
+#: promoted, or the slot is moving).
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
+)
+
+log = logging.getLogger("yahtzee.store")
+_T = TypeVar("_T")
 
 _TRANSITION = (Path(__file__).parent / "transition.lua").read_text(encoding="utf-8")
 
@@ -68,6 +88,26 @@ if score and tonumber(score) <= tonumber(ARGV[2]) then
   return 1
 end
 return 0
+"""
+
+
+# Add (ARGV[2] = lease expiry) or drop (ARGV[2] = "") a spectator connection, prune expired
+# ones, count them; one key, atomic. (A script rather than MULTI: redis-py's asyncio Cluster
+# runs a transaction's commands on a thread of their own, blocking the event loop.)
+_SPECTATORS = """
+if ARGV[1] ~= '' then
+  if ARGV[2] ~= '' then
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
+  else
+    redis.call('ZREM', KEYS[1], ARGV[1])
+  end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[3]))
+local n = redis.call('ZCARD', KEYS[1])
+if tonumber(ARGV[4]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
+end
+return n
 """
 
 
@@ -187,6 +227,7 @@ class RedisStore:
         self._transition = redis.register_script(_TRANSITION)
         self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
         self._claim_lease = redis.register_script(_CLAIM_LEASE)
+        self._spectators = redis.register_script(_SPECTATORS)
 
     # -- key names ------------------------------------------------------------------------------
 
@@ -211,9 +252,6 @@ class RedisStore:
 
     def _global(self, name: str, bucket: int) -> str:
         return f"{self.prefix}{{g{bucket}}}:{name}"
-
-    def _all(self, name: str) -> Iterable[str]:
-        return (self._global(name, k) for k in range(self.buckets))
 
     # -- room state -----------------------------------------------------------------------------
 
@@ -276,20 +314,12 @@ class RedisStore:
 
     async def spectator_put(self, room_id: str, conn_id: str, lease_ms: int, now: int) -> int:
         key = self.keys(room_id).spectators
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.zadd(key, {conn_id: now + lease_ms})
-        pipe.zremrangebyscore(key, "-inf", now)
-        pipe.zcard(key)
-        pipe.pexpire(key, lease_ms * 2)
-        return int((await pipe.execute())[2])
+        return int(await self._spectators(keys=[key], args=[conn_id, now + lease_ms, now,
+                                                           lease_ms * 2]))  # fmt: skip
 
     async def spectator_drop(self, room_id: str, conn_id: str, now: int) -> int:
         key = self.keys(room_id).spectators
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.zrem(key, conn_id)
-        pipe.zremrangebyscore(key, "-inf", now)
-        pipe.zcard(key)
-        return int((await pipe.execute())[2])
+        return int(await self._spectators(keys=[key], args=[conn_id, "", now, 0]))
 
     # -- room index -----------------------------------------------------------------------------
 
@@ -301,35 +331,57 @@ class RedisStore:
         await pipe.execute()
 
     async def index_list(self, now: int, limit: int) -> list[bytes]:
-        """Summaries of live rooms, most recently active first (expired entries pruned)."""
+        """Summaries of live rooms, most recently active first (expired entries pruned).
+        A bucket whose node does not answer (a Cluster master failing over) is left out."""
         buckets = range(self.buckets)
         pipe = self.redis.pipeline(transaction=False)
         for bucket in buckets:  # one round trip for every bucket's expired and live rooms
             index = self._global("rooms", bucket)
             pipe.zrangebyscore(index, "-inf", now, start=0, num=1000)
             pipe.zrevrangebyscore(index, "+inf", f"({now}", start=0, num=limit, withscores=True)
-        replies = await pipe.execute()
+        replies = _answered("rooms", await pipe.execute(raise_on_error=False), 2)
         pipe = self.redis.pipeline(transaction=False)
-        listed: list[list[tuple[bytes, float]]] = []
+        listed: list[tuple[int, list[tuple[bytes, float]]]] = []  # (reply position, live rooms)
+        position = 0
         for bucket in buckets:
             expired, live = replies[2 * bucket], replies[2 * bucket + 1]
+            if expired is None or live is None:
+                continue
             index, info = self._global("rooms", bucket), self._global("rooms:info", bucket)
             if expired:
                 pipe.zrem(index, *expired)
                 pipe.hdel(info, *expired)
+                position += 2
             if live:
                 pipe.hmget(info, [room for room, _ in live])
-                listed.append(live)
-        replies = await pipe.execute() if listed or len(pipe) else []
-        summaries = [r for r in replies if isinstance(r, list)]
+                listed.append((position, live))
+                position += 1
+        replies = await pipe.execute(raise_on_error=False) if position else []
         found = [
             (score, summary)
-            for live, values in zip(listed, summaries, strict=True)
-            for (_, score), summary in zip(live, values, strict=True)
+            for at, live in listed
+            if not isinstance(replies[at], Exception)
+            for (_, score), summary in zip(live, replies[at], strict=True)
             if summary
         ]
         found.sort(key=lambda item: -item[0])
         return [summary for _, summary in found[:limit]]
+
+    async def _each_bucket(self, name: str, read: Callable[[int], Awaitable[list[_T]]]) -> list[_T]:
+        """``read`` every bucket, one after the other (each read stays in its bucket's slot).
+        A bucket whose node does not answer (a Cluster master failing over) is skipped, so the
+        others are still served; only when every bucket failed is the error raised."""
+        found: list[_T] = []
+        failed: Exception | None = None
+        for k in range(self.buckets):
+            try:
+                found += await read(k)
+            except TRANSIENT_ERRORS as exc:
+                failed = exc
+                log.warning("%s bucket %d skipped: %s", name, k, exc)
+        if failed is not None and not found:
+            raise failed
+        return found
 
     # -- deadlines ------------------------------------------------------------------------------
 
@@ -341,11 +393,12 @@ class RedisStore:
             await self.redis.zadd(key, {room_id: at_ms})
 
     async def due_deadlines(self, now: int, limit: int = 50) -> list[str]:
-        due: list[str] = []
-        for key in self._all("deadlines"):
+        async def bucket(k: int) -> list[str]:
+            key = self._global("deadlines", k)
             ids = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit)
-            due += [i.decode() for i in ids]
-        return due
+            return [i.decode() for i in ids]
+
+        return await self._each_bucket("deadlines", bucket)
 
     async def claim_deadline(self, room_id: str, now: int, lease_ms: int = 5000) -> bool:
         key = self._global("deadlines", self.bucket_of(room_id))
@@ -362,11 +415,12 @@ class RedisStore:
         await self.redis.zrem(self._global("presence", self.bucket_of(room_id)), member)
 
     async def expired_leases(self, now: int, limit: int = 100) -> list[str]:
-        found: list[str] = []
-        for key in self._all("presence"):
+        async def bucket(k: int) -> list[str]:
+            key = self._global("presence", k)
             raw = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit)
-            found += [m.decode() for m in raw]
-        return found
+            return [m.decode() for m in raw]
+
+        return await self._each_bucket("presence", bucket)
 
     async def claim_lease(self, member: str, room_id: str, now: int) -> bool:
         key = self._global("presence", self.bucket_of(room_id))
@@ -384,6 +438,23 @@ class RedisStore:
     async def publish_kick(self, room_id: str, conn_id: str) -> None:
         """Tell every process serving the room that ``conn_id`` no longer holds its seat."""
         await self.redis.spublish(self.channel(room_id), b"kick " + conn_id.encode())
+
+
+def _answered(name: str, replies: list[Any], per_bucket: int) -> list[Any]:
+    """Pipelined bucket replies with the buckets whose node failed set to None (their error
+    logged); when every bucket failed, the error is raised."""
+    failed = [r for r in replies if isinstance(r, Exception)]
+    if not failed:
+        return replies
+    if len(failed) == len(replies):
+        raise failed[0]
+    out = list(replies)
+    for start in range(0, len(replies), per_bucket):
+        group = replies[start : start + per_bucket]
+        if any(isinstance(r, Exception) for r in group):
+            log.warning("%s bucket %d skipped: %s", name, start // per_bucket, failed[0])
+            out[start : start + per_bucket] = [None] * per_bucket
+    return out
 
 
 def _seq_of(entry_id: bytes) -> int:

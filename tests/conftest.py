@@ -8,6 +8,11 @@ Isolation between tests is by key prefix, not by database: every test gets its o
 for all its keys and pub/sub channels. This works with server subprocesses sharing the URL, with
 Redis Cluster (one database only) and with a shared external ``REDIS_URL`` (nothing else is
 flushed); the test's keys are deleted when it ends.
+
+Tests that must also hold on Redis Cluster take the ``redis_backend`` parameter (see
+``procs.BOTH_BACKENDS``): with ``"cluster"``, ``redis_url`` is a node of a private embedded
+cluster (``server.embedded_cluster``: 3 masters with one replica each), started once per
+session when first needed, and server processes get ``REDIS_CLUSTER=1``.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 import redis
-import redis.asyncio as aioredis
+from procs import async_client
 
+from server.embedded_cluster import EmbeddedCluster
 from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
 
 
@@ -44,30 +51,63 @@ def redis_server_url() -> Iterator[str]:
         yield server.url
 
 
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[EmbeddedCluster]:
+    """A private 3-master Redis Cluster (one replica each), shared by the session."""
+    with EmbeddedCluster() as cluster:
+        yield cluster
+
+
 @pytest.fixture
-def redis_prefix(redis_server_url: str) -> Iterator[str]:
+def redis_backend(request: pytest.FixtureRequest) -> str:
+    """``"single"`` (default) or ``"cluster"`` when a test is parametrized indirectly."""
+    backend: str = getattr(request, "param", "single")
+    return backend
+
+
+@pytest.fixture
+def redis_url(request: pytest.FixtureRequest, redis_backend: str) -> str:
+    """The Redis URL for this test (use with ``redis_prefix`` for isolation)."""
+    if redis_backend == "cluster":
+        cluster: EmbeddedCluster = request.getfixturevalue("redis_cluster")
+        return cluster.url
+    url: str = request.getfixturevalue("redis_server_url")
+    return url
+
+
+def delete_prefixed(urls: list[str], prefix: str) -> None:
+    """Delete the keys under ``prefix`` on every server in ``urls`` (one key per command, so
+    it works on the masters of a cluster too)."""
+    for url in urls:
+        client = redis.Redis.from_url(url)
+        try:
+            pipe = client.pipeline(transaction=False)
+            for key in client.scan_iter(match=f"{prefix}*", count=1000):
+                pipe.delete(key)
+            pipe.execute()
+        except redis.ConnectionError:
+            pass  # a node a test killed
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def redis_prefix(request: pytest.FixtureRequest, redis_backend: str) -> Iterator[str]:
     """A key prefix private to this test; its keys are removed afterwards."""
     prefix = f"t{secrets.token_hex(6)}:"
     yield prefix
-    client = redis.Redis.from_url(redis_server_url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        for start in range(0, len(keys), 500):
-            client.delete(*keys[start : start + 500])
-    finally:
-        client.close()
+    if redis_backend == "cluster":
+        cluster: EmbeddedCluster = request.getfixturevalue("redis_cluster")
+        urls = [f"redis://{n.name}/0" for n in cluster.nodes if n.alive]
+    else:
+        urls = [request.getfixturevalue("redis_server_url")]
+    delete_prefixed(urls, prefix)
 
 
 @pytest.fixture
-def redis_url(redis_server_url: str) -> str:
-    """The Redis URL for this test (use with ``redis_prefix`` for isolation)."""
-    return redis_server_url
-
-
-@pytest.fixture
-async def redis_client(redis_server_url: str) -> AsyncIterator[aioredis.Redis]:
-    """An asyncio client to the session server (bytes responses)."""
-    client = aioredis.Redis.from_url(redis_server_url)
+async def redis_client(redis_url: str, redis_backend: str) -> AsyncIterator[Any]:
+    """An asyncio client to this test's server (bytes responses)."""
+    client = async_client(redis_url, redis_backend)
     try:
         yield client
     finally:

@@ -11,6 +11,11 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,3 +89,14 @@ class ServerProcess:
 
 
 StartServer = Callable[..., ServerProcess]
+
+
+def async_client(url: str, backend: str) -> Any:
+    """An asyncio client (bytes responses): ``RedisCluster`` for ``"cluster"``."""
+    if backend == "cluster":
+        return RedisCluster.from_url(url)
+    return aioredis.Redis.from_url(url)
+
+
+#: Run a test on a single Redis and on the embedded Redis Cluster (see ``tests/conftest.py``).
+BOTH_BACKENDS = pytest.mark.parametrize("redis_backend", ["single", "cluster"], indirect=True)

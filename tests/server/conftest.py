@@ -11,8 +11,11 @@ from procs import ROOT, ServerProcess, StartServer, free_port
 
 
 @pytest.fixture
-def start_server(redis_url: str, redis_prefix: str, tmp_path: Path) -> Iterator[StartServer]:
-    """Start server processes sharing this test's Redis URL and key prefix."""
+def start_server(
+    redis_url: str, redis_prefix: str, redis_backend: str, tmp_path: Path
+) -> Iterator[StartServer]:
+    """Start server processes sharing this test's Redis URL and key prefix (on a cluster
+    with ``REDIS_CLUSTER=1``)."""
     started: list[ServerProcess] = []
 
     def start(env: dict[str, str] | None = None, args: list[str] | None = None) -> ServerProcess:
@@ -22,6 +25,7 @@ def start_server(redis_url: str, redis_prefix: str, tmp_path: Path) -> Iterator[
             "REDIS_PREFIX": redis_prefix,
             "PYTHONPATH": str(ROOT),
             "YAHTZEE_LOG_LEVEL": "warning",
+            "REDIS_CLUSTER": "1" if redis_backend == "cluster" else "0",
             **(env or {}),
         }
         port = free_port()

@@ -7,7 +7,7 @@ from collections import Counter
 
 import websockets
 from gameplay import assert_gap_free, play_game, play_turn, replay, totals_of
-from procs import ServerProcess, StartServer
+from procs import BOTH_BACKENDS, ServerProcess, StartServer
 from wsclient import WsClient, get_json
 
 from server import game
@@ -28,6 +28,7 @@ async def seated_room(
     return room_id, clients
 
 
+@BOTH_BACKENDS
 async def test_two_processes_finish_a_game(start_server: StartServer) -> None:
     servers = [start_server(), start_server()]
     room, players = await seated_room(servers, 4)
@@ -49,6 +50,7 @@ async def test_two_processes_finish_a_game(start_server: StartServer) -> None:
             await client.close()
 
 
+@BOTH_BACKENDS
 async def test_racing_rolls_on_one_seat_make_at_most_three_rolls(
     start_server: StartServer,
 ) -> None:
@@ -93,6 +95,7 @@ async def test_racing_rolls_on_one_seat_make_at_most_three_rolls(
         await twin.close()
 
 
+@BOTH_BACKENDS
 async def test_sigkill_one_process_players_finish_on_the_other(
     start_server: StartServer,
 ) -> None:
@@ -133,6 +136,7 @@ async def test_sigkill_one_process_players_finish_on_the_other(
             await client.close()
 
 
+@BOTH_BACKENDS
 async def test_expired_turn_timer_fires_exactly_once(start_server: StartServer) -> None:
     env = {"YAHTZEE_TIMER_POLL_SECONDS": "0.02"}
     servers = [start_server(env=env), start_server(env=env)]

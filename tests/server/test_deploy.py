@@ -59,3 +59,66 @@ def test_dockerfile_installs_from_lock() -> None:
     assert "-r requirements.lock" in text
     assert "yahtzee" in text.split("CMD")[-1]
     assert "HEALTHCHECK" in text
+
+
+# -- the cluster deployment (.ci/docker-compose.cluster.yml) ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster_compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / ".ci" / "docker-compose.cluster.yml").read_text())
+    return data
+
+
+def _flag(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def test_only_the_single_redis_compose_file_is_at_the_top_level() -> None:
+    assert not (ROOT / "docker-compose.cluster.yml").exists()
+
+
+def test_cluster_has_six_persistent_cluster_nodes(cluster_compose: dict[str, Any]) -> None:
+    nodes = {n: s for n, s in cluster_compose["services"].items() if n.startswith("redis-")}
+    assert len(nodes) == 6
+    for name, node in nodes.items():
+        command = node["command"]
+        assert _flag(command, "--cluster-enabled") == "yes"
+        assert _flag(command, "--appendonly") == "yes"
+        assert _flag(command, "--cluster-require-full-coverage") == "no"
+        assert int(_flag(command, "--cluster-node-timeout")) <= 5000
+        assert node["volumes"] == [f"{name}:/data"]
+        assert name in cluster_compose["volumes"]
+        assert "healthcheck" in node
+
+
+def test_cluster_init_joins_every_node_with_one_replica_each(
+    cluster_compose: dict[str, Any],
+) -> None:
+    init = cluster_compose["services"]["cluster-init"]
+    script = " ".join(init["command"])
+    assert "--cluster create" in script
+    assert "--cluster-replicas 1" in script
+    assert "for n in 1 2 3 4 5 6" in script
+    assert set(init["depends_on"]) == {f"redis-{i}" for i in range(1, 7)}
+    assert all(d["condition"] == "service_healthy" for d in init["depends_on"].values())
+
+
+def test_cluster_servers_use_redis_cluster(cluster_compose: dict[str, Any]) -> None:
+    server = cluster_compose["services"]["server"]
+    env = server["environment"]
+    assert env["REDIS_CLUSTER"] == "1"
+    assert env["REDIS_URL"].startswith("redis://redis-1:")
+    assert server["deploy"]["replicas"] == 2
+    assert server["depends_on"]["cluster-init"]["condition"] == "service_completed_successfully"
+    assert server["build"] == ".."  # the repository root, seen from .ci/
+    assert "/readyz" in " ".join(server["healthcheck"]["test"])
+    assert "ports" not in server
+
+
+def test_cluster_load_balancer_passes_websocket_upgrades(cluster_compose: dict[str, Any]) -> None:
+    lb = cluster_compose["services"]["lb"]
+    conf = cluster_compose["configs"][lb["configs"][0]["source"]]["content"]
+    assert "server server:8000" in conf
+    assert "Upgrade $$http_upgrade" in conf
+    assert lb["depends_on"]["server"]["condition"] == "service_healthy"

@@ -8,10 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
+from procs import BOTH_BACKENDS, async_client
 
 import protocol.messages as pm
 from server import wire
-from server.feed import Feed
+from server.feed import ClusterNodes, Feed, SingleNode
 from server.store import RedisStore, Transition
 
 
@@ -51,13 +52,17 @@ class Sink:
                 await self.changed.wait()
 
 
+pytestmark = BOTH_BACKENDS
+
+
 @pytest.fixture
 async def setup(
-    redis_url: str, redis_prefix: str
+    redis_url: str, redis_prefix: str, redis_backend: str
 ) -> AsyncIterator[tuple[Feed, RedisStore, aioredis.Redis]]:
-    client = aioredis.Redis.from_url(redis_url)
+    client = async_client(redis_url, redis_backend)
     store = RedisStore(client, redis_prefix)
-    feed = Feed(aioredis.Redis.from_url(redis_url), store)
+    cluster = redis_backend == "cluster"
+    feed = Feed(ClusterNodes(client, redis_url) if cluster else SingleNode(redis_url), store)
     await feed.start()
     yield feed, store, client
     await feed.stop()

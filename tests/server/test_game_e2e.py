@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from gameplay import assert_gap_free, play_game, replay, token_free, totals_of
-from procs import StartServer
+from procs import BOTH_BACKENDS, StartServer
 from wsclient import WsClient, get_json
 
 from server import game
 
 
+@BOTH_BACKENDS
 async def test_four_players_two_spectators(start_server: StartServer) -> None:
     server = start_server()
     encodings = ["json", "msgpack", "json", "msgpack"]

@@ -10,7 +10,7 @@ import time
 
 import redis.asyncio as aioredis
 from gameplay import play_game
-from procs import ServerProcess, StartServer
+from procs import BOTH_BACKENDS, ServerProcess, StartServer
 from websockets.client import ClientProtocol
 from websockets.frames import Close, Frame, Opcode
 from websockets.typing import Subprotocol
@@ -32,6 +32,7 @@ async def lobby(
     return room_id, clients
 
 
+@BOTH_BACKENDS
 async def test_leave_revokes_the_seat_token(
     start_server: StartServer, redis_client: aioredis.Redis, redis_prefix: str
 ) -> None:
@@ -59,6 +60,7 @@ async def test_leave_revokes_the_seat_token(
             await client.close()
 
 
+@BOTH_BACKENDS
 async def test_players_of_a_killed_process_are_marked_disconnected(
     start_server: StartServer,
 ) -> None:
@@ -84,6 +86,7 @@ async def test_players_of_a_killed_process_are_marked_disconnected(
         await dies.close()
 
 
+@BOTH_BACKENDS
 async def test_an_absent_player_on_turn_is_played_for(start_server: StartServer) -> None:
     server = start_server(env={**FAST, "YAHTZEE_ABSENT_TURN_SECONDS": "1"})
     room, (first, second) = await lobby(server, 2, options={"first_player": "seat_order"})
@@ -158,6 +161,7 @@ async def test_heartbeat_timeout_closes_with_1011(start_server: StartServer) -> 
         writer.close()
 
 
+@BOTH_BACKENDS
 async def test_rejoin_closes_the_old_connection_with_1000(start_server: StartServer) -> None:
     servers = [start_server(), start_server()]
     room, (first, second) = await lobby(servers[0], 2)
@@ -198,6 +202,7 @@ async def test_server_time_in_welcome_and_turn_changed(start_server: StartServer
     assert room
 
 
+@BOTH_BACKENDS
 async def test_a_repeated_join_key_returns_the_same_seat_with_a_new_token(
     start_server: StartServer,
 ) -> None:

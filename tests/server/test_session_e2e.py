@@ -9,7 +9,7 @@ import msgpack
 import pytest
 import websockets
 from gameplay import best_box, play_turn
-from procs import ServerProcess, StartServer
+from procs import BOTH_BACKENDS, ServerProcess, StartServer
 from wsclient import WsClient, get_json, http_get
 
 
@@ -65,6 +65,7 @@ async def test_typed_errors(server: ServerProcess) -> None:
         await second.close()
 
 
+@BOTH_BACKENDS
 async def test_retried_command_id_is_applied_once(server: ServerProcess) -> None:
     room, (first,) = await solo_room(server, 1)
     other = await WsClient(server.ws, "msgpack", "again").connect()
@@ -86,6 +87,7 @@ async def test_retried_command_id_is_applied_once(server: ServerProcess) -> None
         await other.close()
 
 
+@BOTH_BACKENDS
 async def test_spectators_cannot_act_and_private_rooms(server: ServerProcess) -> None:
     host = await WsClient(server.ws, "json", "H").connect()
     watcher = await WsClient(server.ws, "json", "W").connect()
@@ -168,6 +170,7 @@ async def test_malformed_frames_get_typed_errors_while_a_game_goes_on(
             await client.close()
 
 
+@BOTH_BACKENDS
 async def test_rate_limit(start_server: StartServer) -> None:
     server = start_server(env={"YAHTZEE_RATE_BURST": "5", "YAHTZEE_RATE_PER_SECOND": "1"})
     client = await WsClient(server.ws, "json", "R").connect()
@@ -188,6 +191,7 @@ async def test_refuses_unknown_subprotocol(server: ServerProcess) -> None:
     assert b"supported" in err.value.response.body
 
 
+@BOTH_BACKENDS
 async def test_http_rooms_and_metrics(server: ServerProcess) -> None:
     room, clients = await solo_room(server, 1)
     try:
@@ -217,6 +221,7 @@ async def test_sigterm_closes_with_service_restart(server: ServerProcess) -> Non
     assert await asyncio.to_thread(server.process.wait, 15) in (0, -15)
 
 
+@BOTH_BACKENDS
 async def test_presence_and_resume_with_last_seq(server: ServerProcess) -> None:
     room, (first, second) = await solo_room(server, 2)
     watcher = await WsClient(server.ws, "json", "W").connect()
@@ -295,6 +300,7 @@ async def test_leaving_a_game_is_final(server: ServerProcess) -> None:
             await client.close()
 
 
+@BOTH_BACKENDS
 async def test_expect_seq_stale_state_and_joker_field(server: ServerProcess) -> None:
     room, (first, second) = await solo_room(server)
     watcher = await WsClient(server.ws, "msgpack", "watch").connect()

@@ -32,3 +32,11 @@ def test_bad_values_name_the_variable() -> None:
 
 def test_overrides_win() -> None:
     assert Settings.from_env({"PORT": "1"}, port=2).port == 2
+
+
+def test_redis_cluster_needs_a_url() -> None:
+    s = Settings.from_env({"REDIS_URL": "redis://n1:7000/0", "REDIS_CLUSTER": "1"})
+    assert s.redis_cluster is True
+    assert Settings.from_env({}).redis_cluster is False
+    with pytest.raises(ValueError, match="REDIS_URL"):
+        Settings.from_env({"REDIS_CLUSTER": "1"})
