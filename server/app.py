@@ -64,7 +64,6 @@ def redis_client(url: str, settings: Settings) -> Any:
     connections per node (beyond that a call fails at once with ``unavailable``: the cluster
     client has no blocking pool), and a call that meets a failed node is retried after the slot
     map is refreshed, so a promoted replica is found."""
-    retry = Retry(ExponentialBackoff(cap=0.2), 1)
     if settings.redis_cluster:
         return RedisCluster.from_url(
             url,
@@ -80,7 +79,7 @@ def redis_client(url: str, settings: Settings) -> Any:
         timeout=settings.redis_timeout_seconds,  # waiting for a free pooled connection
         socket_timeout=settings.redis_timeout_seconds,
         socket_connect_timeout=settings.redis_timeout_seconds,
-        retry=retry,
+        retry=Retry(ExponentialBackoff(cap=0.2), 1),
     )
     return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 

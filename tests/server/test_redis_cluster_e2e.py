@@ -33,6 +33,11 @@ from server.embedded_cluster import ClusterNodeProcess, EmbeddedCluster
 from server.settings import Settings
 
 ON_CLUSTER = pytest.mark.parametrize("redis_backend", ["cluster"], indirect=True)
+#: The tests create rooms until every master serves one: lift the room-creation quota.
+MANY_ROOMS = {
+    "YAHTZEE_ROOMS_PER_MINUTE": "100000",
+    "YAHTZEE_ROOMS_PER_MINUTE_PER_ADDRESS": "100000",
+}
 _ids = itertools.count()
 
 
@@ -159,7 +164,7 @@ async def start_games(
 async def test_rooms_on_every_master_play_at_once(
     start_server: StartServer, redis_cluster: EmbeddedCluster, redis_prefix: str
 ) -> None:
-    servers = [start_server(), start_server()]
+    servers = [start_server(env=MANY_ROOMS), start_server(env=MANY_ROOMS)]
     host = await WsClient(servers[0].ws, "json", "host").connect()
     games: list[Game] = []
     try:
@@ -193,7 +198,7 @@ async def test_a_killed_master_fails_over_and_no_acknowledged_event_is_lost(
     failing_cluster: EmbeddedCluster, start_server: StartServer, redis_prefix: str
 ) -> None:
     cluster = failing_cluster
-    env = {"REDIS_URL": cluster.url, "REDIS_CLUSTER": "1"}
+    env = {"REDIS_URL": cluster.url, "REDIS_CLUSTER": "1", **MANY_ROOMS}
     servers = [start_server(env=env), start_server(env=env)]
     host = await WsClient(servers[0].ws, "json", "host").connect()
     games: list[Game] = []
