@@ -212,7 +212,8 @@ def main(argv: list[str]) -> None:
     elif command == "setup":
         return
     else:
-        sys.exit(f"unknown command {command!r}; try: serve, test, check, cluster, yahtzee, setup, pythons")
+        known = "serve, test, check, cluster, yahtzee, setup, pythons"
+        sys.exit(f"unknown command {command!r}; try: {known}")
 
 
 if __name__ == "__main__":
