@@ -57,8 +57,7 @@ async def test_four_players_two_spectators(start_server: StartServer) -> None:
         assert {p["player"]: p["totals"]["grand"] for p in snap["state"]["players"]} == expected
         log = await get_json(f"{server.http}/rooms/{room}/events")
         assert log["events"] == early.events[: len(log["events"])]
-        # the spectator count is coalesced (about once a second): it may follow the game's end
-        await early.wait_event(lambda e: e["type"] == "spectators" and e["count"] == 2)
+        assert any(e["type"] == "spectators" and e["count"] == 2 for e in early.events)
         # seat tokens: only in the owner's join ack, never in a spectator frame
         tokens = [c.token for c in players if c.token]
         assert len(set(tokens)) == 4
