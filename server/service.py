@@ -25,12 +25,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import redis.exceptions
 
 import protocol.messages as pm
-from protocol import fairdice
 from server import game, room, translate, wire
+from server.dice import Dice, Draws, new_seed, with_fair_dice
 from server.metrics import Metrics
 from server.settings import Settings
 from server.store import TRANSIENT_ERRORS, Committed, Conflict, Store, StoredRoom, Transition
@@ -43,9 +42,6 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 _SUMMARY_EVENTS = (pm.PlayerJoined, pm.PlayerLeft, pm.GameStarted, pm.GameOver, pm.Spectators)
-
-Dice = Callable[[int], tuple[int, ...]]
-"""``count`` -> that many faces (tests choose dice with one; the service's own are fair)."""
 
 Deliver = Callable[[str, list[wire.EncodedEvent]], None]
 """Hands a room's freshly committed events to this process's subscribers."""
@@ -69,28 +65,6 @@ class UnavailableError(ServiceError):
 
 def room_not_found(room_id: str) -> ServiceError:
     return ServiceError("room_not_found", f"no room {room_id!r}")
-
-
-class _Draws:
-    """The dice of one room: draw ``n`` of the room's provably fair sequence
-    (:mod:`protocol.fairdice`), counted in log order; or dice a test chose."""
-
-    def __init__(self, record: room.RoomRecord, chosen: Dice | None) -> None:
-        self.seed = bytes.fromhex(record.meta.dice_seed)
-        self.count = record.draws
-        self.chosen = chosen
-        self._entropy: bytes | None = None
-        self._players = record.game.players
-        self._seeds = record.seeds
-
-    def __call__(self, count: int) -> tuple[int, ...]:
-        n, self.count = self.count, self.count + 1
-        if self.chosen is not None:
-            return self.chosen(count)
-        if self._entropy is None:  # the seeds of the players seated when the dice first roll
-            seeds = [self._seeds.get(p.player_id, "") for p in self._players]
-            self._entropy = fairdice.client_entropy(seeds)
-        return fairdice.faces(self.seed, self._entropy, n, count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +266,7 @@ class GameService:
         state = record.game
         events: list[pm.Event] = []
         turn_began = False
-        draw = _Draws(record, self.dice)
+        draw = Draws(record, self.dice)
         for command in commands:
             state, new = game.apply(state, self._with_dice(state, command, draw))
             events += translate.wire_events(room_id, new, state)
@@ -303,10 +277,12 @@ class GameService:
                 events += translate.wire_events(room_id, new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
         record = record.replace(draws=draw.count)
-        return room.after_game(record, state, turn_began, self.clock()), _fair_dice(events, record)
+        return room.after_game(record, state, turn_began, self.clock()), with_fair_dice(
+            events, record
+        )
 
     @staticmethod
-    def _with_dice(state: game.GameState, command: game.Command, draw: _Draws) -> game.Command:
+    def _with_dice(state: game.GameState, command: game.Command, draw: Draws) -> game.Command:
         """The command with the randomness it needs: faces for a roll, a choice for a start."""
         if isinstance(command, game.Roll) and not command.faces:
             count = len(game.dice_to_roll(state, command.keep))
@@ -342,7 +318,7 @@ class GameService:
             invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
             now=self.clock(),
-            dice_seed=fairdice.new_server_seed().hex(),
+            dice_seed=new_seed(),
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -392,25 +368,3 @@ class GameService:
             return Change(record, events)
 
         return await self.transact(room_id, step, cache_key)
-
-
-def _fair_dice(events: list[pm.Event], record: room.RoomRecord) -> list[pm.Event]:
-    """The events with their fair-dice fields: the commitment to the room's seed on every
-    ``player_joined`` (before any player's seed is used) and on ``game_started`` with the seats'
-    seeds, the seed itself revealed on ``game_over``."""
-    if not any(isinstance(e, pm.PlayerJoined | pm.GameStarted | pm.GameOver) for e in events):
-        return events
-    seed = bytes.fromhex(record.meta.dice_seed)
-    commitment = fairdice.commitment(seed)
-    out: list[pm.Event] = []
-    for event in events:
-        if isinstance(event, pm.PlayerJoined):
-            seed_of = record.seeds.get(event.player)
-            event = msgspec.structs.replace(event, dice_commitment=commitment, seed=seed_of)
-        elif isinstance(event, pm.GameStarted):
-            seeds = tuple(record.seeds.get(p.player_id, "") for p in record.game.players)
-            event = msgspec.structs.replace(event, dice_commitment=commitment, seeds=seeds)
-        elif isinstance(event, pm.GameOver):
-            event = msgspec.structs.replace(event, server_seed=seed.hex())
-        out.append(event)
-    return out

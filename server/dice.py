@@ -1,0 +1,71 @@
+"""The service's dice: every die of a room drawn from its provably fair sequence.
+
+A room's secret seed is made when the room is created; draw ``n`` of the room
+(:func:`protocol.fairdice.faces`) gives the faces of the ``n``-th roll in log order. The log
+carries the seed's commitment before any player's seed is used, the seats' seeds when the
+game starts, and the seed itself at game over, so anyone can recompute every roll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+import protocol.messages as pm
+from protocol import fairdice
+from server import room
+
+__all__ = ["Dice", "Draws", "new_seed", "with_fair_dice"]
+
+Dice = Callable[[int], tuple[int, ...]]
+"""``count`` -> that many faces (tests choose dice with one; the service's own are fair)."""
+
+
+def new_seed() -> str:
+    """A new room's secret seed (hex)."""
+    return fairdice.new_server_seed().hex()
+
+
+class Draws:
+    """The dice of one room: draw ``n`` of the room's provably fair sequence
+    (:mod:`protocol.fairdice`), counted in log order; or dice a test chose."""
+
+    def __init__(self, record: room.RoomRecord, chosen: Dice | None) -> None:
+        self.seed = bytes.fromhex(record.meta.dice_seed)
+        self.count = record.draws
+        self.chosen = chosen
+        self._entropy: bytes | None = None
+        self._players = record.game.players
+        self._seeds = record.seeds
+
+    def __call__(self, count: int) -> tuple[int, ...]:
+        n, self.count = self.count, self.count + 1
+        if self.chosen is not None:
+            return self.chosen(count)
+        if self._entropy is None:  # the seeds of the players seated when the dice first roll
+            seeds = [self._seeds.get(p.player_id, "") for p in self._players]
+            self._entropy = fairdice.client_entropy(seeds)
+        return fairdice.faces(self.seed, self._entropy, n, count)
+
+
+def with_fair_dice(events: list[pm.Event], record: room.RoomRecord) -> list[pm.Event]:
+    """The events with their fair-dice fields: the commitment to the room's seed on every
+    ``player_joined`` (before any player's seed is used) and on ``game_started`` with the seats'
+    seeds, the seed itself revealed on ``game_over``."""
+    if not any(isinstance(e, pm.PlayerJoined | pm.GameStarted | pm.GameOver) for e in events):
+        return events
+    seed = bytes.fromhex(record.meta.dice_seed)
+    commitment = fairdice.commitment(seed)
+    out: list[pm.Event] = []
+    for event in events:
+        if isinstance(event, pm.PlayerJoined):
+            seed_of = record.seeds.get(event.player)
+            event = msgspec.structs.replace(event, dice_commitment=commitment, seed=seed_of)
+        elif isinstance(event, pm.GameStarted):
+            seeds = tuple(record.seeds.get(p.player_id, "") for p in record.game.players)
+            event = msgspec.structs.replace(event, dice_commitment=commitment, seeds=seeds)
+        elif isinstance(event, pm.GameOver):
+            event = msgspec.structs.replace(event, server_seed=seed.hex())
+        out.append(event)
+    return out

@@ -1,0 +1,125 @@
+"""The store's interface and the values that cross it (no I/O here): what the service needs
+from storage. :mod:`server.store` implements it on Redis (see its docstring for the layout)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import redis.exceptions
+
+__all__ = [
+    "TRANSIENT_ERRORS",
+    "Committed",
+    "Conflict",
+    "Duplicate",
+    "Store",
+    "StoredRoom",
+    "Transition",
+    "lease_member",
+    "parse_cached",
+    "parse_lease",
+]
+
+#: Errors after which a command may simply be retried (``unavailable``): the connection failed
+#: or timed out, or a Cluster is failing over (the slot's master is down until its replica is
+#: promoted, or the slot is moving).
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRoom:
+    """A room as stored: its version, the seq of its last event, and the encoded record."""
+
+    version: int
+    seq: int
+    record: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One change of a room, applied atomically by :meth:`Store.commit`."""
+
+    expected_version: int
+    record: bytes
+    ttl_seconds: int
+    events: Sequence[bytes] = ()
+    publish: bytes = b""
+    seats: Mapping[str, str] = field(default_factory=dict)
+    cache_field: str = ""
+    cache_value: bytes = b""
+    cache_size: int = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    version: int
+    first_seq: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """The version moved; ``current`` is the room as it is now (None if it does not exist)."""
+
+    current: StoredRoom | None
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """The command already ran: the seq after it and its result."""
+
+    seq: int
+    result: bytes
+
+
+def parse_cached(raw: bytes | None) -> Duplicate | None:
+    """A ``<seq>|<result>`` results-cache entry."""
+    if raw is None:
+        return None
+    seq, _, value = raw.partition(b"|")
+    return Duplicate(int(seq), value)
+
+
+class Store(Protocol):
+    """What the service needs from storage (see the module docstring for the Redis layout)."""
+
+    async def load(self, room_id: str) -> StoredRoom | None: ...
+    async def commit(self, room_id: str, t: Transition) -> Committed | Conflict | Duplicate: ...
+    async def cached_result(self, room_id: str, key: str) -> Duplicate | None: ...
+    async def read_events(
+        self, room_id: str, after_seq: int, count: int | None = None
+    ) -> list[tuple[int, bytes]]: ...
+    async def first_seq(self, room_id: str) -> int | None: ...
+    async def seat_fields(self, room_id: str) -> dict[str, str]: ...
+    async def spectator_put(self, room_id: str, conn_id: str, lease_ms: int, now: int) -> int: ...
+    async def spectator_drop(self, room_id: str, conn_id: str, now: int) -> int: ...
+    async def index_put(self, room_id: str, summary: bytes, expires_ms: int) -> None: ...
+    async def index_list(self, now: int, limit: int) -> list[bytes]: ...
+    async def set_deadline(self, room_id: str, at_ms: int | None) -> None: ...
+    async def due_deadlines(self, now: int, limit: int = 50) -> list[str]: ...
+    async def claim_deadline(self, room_id: str, now: int, lease_ms: int = 5000) -> bool: ...
+    async def lease_put(self, member: str, room_id: str, expires_ms: int) -> bool: ...
+    async def lease_drop(self, member: str, room_id: str) -> None: ...
+    async def expired_leases(self, now: int, limit: int = 100) -> list[str]: ...
+    async def claim_lease(self, member: str, room_id: str, now: int) -> bool: ...
+    async def reserve_create_key(self, key_hash: str, value: bytes) -> bytes | None: ...
+    async def publish_kick(self, room_id: str, conn_id: str) -> None: ...
+
+
+def lease_member(room_id: str, player_id: str, conn_id: str) -> str:
+    """The presence entry of one player connection."""
+    return f"{room_id}|{player_id}|{conn_id}"
+
+
+def parse_lease(member: str) -> tuple[str, str, str]:
+    """(room, player, connection) of a presence entry."""
+    room_id, player_id, conn_id = member.split("|", 2)
+    return room_id, player_id, conn_id
