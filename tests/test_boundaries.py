@@ -19,8 +19,24 @@ IO_LIBRARIES = frozenset(
 )
 
 
+_DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
+
+
+def _dynamic_import(node: ast.AST) -> str | None:
+    """The module named by ``importlib.import_module("x")`` / ``__import__("x")``, if any."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0]
+    if name in _DYNAMIC_IMPORTS and isinstance(first, ast.Constant):
+        return str(first.value)
+    return None
+
+
 def imported_modules(path: Path) -> set[str]:
-    """Top-level names of every module that `path` imports (absolute imports only)."""
+    """Top-level names of every module that `path` imports (absolute imports only), including
+    those named as strings to ``importlib.import_module`` or ``__import__``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -28,6 +44,8 @@ def imported_modules(path: Path) -> set[str]:
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
+        elif (dynamic := _dynamic_import(node)) is not None:
+            names.add(dynamic.split(".")[0])
     return names
 
 
@@ -40,8 +58,9 @@ def test_imported_modules_sees_plain_from_and_nested_imports(tmp_path: Path) -> 
     module.write_text(
         "import os.path\nfrom redis import asyncio\nfrom . import sibling\n"
         "def later():\n    import socket\n"
+        "def hidden():\n    importlib.import_module('clients.cli')\n    __import__('uvicorn')\n"
     )
-    assert imported_modules(module) == {"os", "redis", "socket"}
+    assert imported_modules(module) == {"os", "redis", "socket", "clients", "uvicorn"}
 
 
 @pytest.mark.parametrize("package", ["server/game", "protocol"])
@@ -70,4 +89,12 @@ def test_clients_import_nothing_from_server() -> None:
     files = python_files("clients")
     assert files, "clients has no modules"
     offenders = [str(p.relative_to(ROOT)) for p in files if "server" in imported_modules(p)]
+    assert offenders == []
+
+
+def test_no_server_module_imports_a_client() -> None:
+    """The ``yahtzee`` command is composed at the top (pyproject's entry points), so the server
+    never needs the clients, not even through ``importlib``."""
+    offenders = [str(p.relative_to(ROOT)) for p in python_files("server")
+                 if "clients" in imported_modules(p)]  # fmt: skip
     assert offenders == []

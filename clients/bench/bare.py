@@ -28,7 +28,7 @@ import sys
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
-import msgpack
+import msgspec
 import uvicorn
 
 __all__ = ["ROOM_PATH", "frame_fields", "main", "make_app", "uvicorn_options"]
@@ -63,7 +63,7 @@ def uvicorn_options(host: str, port: int, heartbeat: float) -> dict[str, Any]:
 
 def frame_fields(frame: bytes) -> tuple[str, int, bytes]:
     """``(room, seq, client_frame)`` of a broadcast frame."""
-    room, seq, data, _ = msgpack.unpackb(frame)
+    room, seq, data, _ = msgspec.msgpack.decode(frame)
     return str(room), int(seq), bytes(data)
 
 
@@ -120,7 +120,7 @@ async def _member(rooms: dict[str, _Room], scope: Scope, receive: Receive, send:
                 return
             room.seq += 1
             data = message.get("bytes") or str(message.get("text") or "").encode()
-            frame = msgpack.packb([name, room.seq, data, PADDING])
+            frame = msgspec.msgpack.encode([name, room.seq, data, PADDING])
             out = {"type": "websocket.send", "bytes": frame}
             # Encoded once; the same message to every member (a copy of the set: a member may
             # leave while we await).

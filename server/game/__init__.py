@@ -29,7 +29,7 @@ from .preview import (
 )
 from .scorecard import Scorecard, Totals
 from .scoring import qualifies, score_box
-from .serialize import event_from_dict, event_to_dict, from_dict, to_dict
+from .serialize import from_dict, to_dict
 from .state import (
     MAX_ROLLS,
     MAX_SEATS,
@@ -67,8 +67,6 @@ __all__ = [
     "bonus_turn_available",
     "boxes_for",
     "current_player",
-    "event_from_dict",
-    "event_to_dict",
     "from_dict",
     "joker_active",
     "new_game",

@@ -3,7 +3,7 @@
 Every event is a frozen dataclass with a class-level ``type`` string (its stable wire name) and
 JSON-friendly fields: ``str``, ``int``, ``bool``, string enums and tuples of those. Tuples of
 records are ``NamedTuple``s, so they encode as JSON arrays. See
-:func:`server.game.serialize.event_to_dict` for the dict form.
+:mod:`server.translate` for their wire form.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Game state and events to and from JSON-compatible dicts (the service keeps them in Redis).
+"""Game state to and from JSON-compatible dicts (the service keeps them in Redis).
 
 ``from_dict(json.loads(json.dumps(to_dict(s)))) == s`` for every state ``s``. The dict carries a
 ``format`` number; a dict that is not a valid state raises ``ValueError``.
@@ -6,17 +6,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from enum import StrEnum
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any
 
-from .events import EVENT_TYPES, Event
 from .options import RuleOptions, Toggle
 from .scorecard import Scorecard
 from .state import DICE_COUNT, MAX_ROLLS, MAX_SEATS, GameState, Phase, PlayerState
 
-__all__ = ["FORMAT", "event_from_dict", "event_to_dict", "from_dict", "to_dict"]
+__all__ = ["FORMAT", "from_dict", "to_dict"]
 
 FORMAT = 1
 """Version of the state dict layout."""
@@ -134,53 +131,3 @@ def from_dict(data: Mapping[str, Any]) -> GameState:
     if state.order and not 0 <= state.turn < len(state.order):
         raise ValueError("'turn' out of range")
     return state
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def event_to_dict(event: Event) -> JSON:
-    """The event as ``{"type": ..., field: value, ...}`` with JSON types only."""
-    result: JSON = {"type": event.type}
-    for f in dataclasses.fields(event):
-        result[f.name] = _plain(getattr(event, f.name))
-    return result
-
-
-def _decode(kind: Any, value: Any) -> Any:
-    if kind is bool or kind is int or kind is str:
-        if type(value) is not kind:
-            raise ValueError(f"expected {kind.__name__}, not {value!r}")
-        return value
-    if isinstance(kind, type) and issubclass(kind, StrEnum):
-        return kind(value)
-    if isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields"):
-        hints = get_type_hints(kind)
-        fields: tuple[str, ...] = kind._fields
-        if not isinstance(value, list | tuple) or len(value) != len(fields):
-            raise ValueError(f"expected {len(fields)} items for {kind.__name__}")
-        return kind(*(_decode(hints[n], v) for n, v in zip(fields, value, strict=True)))
-    if get_origin(kind) is tuple:
-        (item, _ellipsis) = get_args(kind)
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"expected a list, not {value!r}")
-        return tuple(_decode(item, v) for v in value)
-    raise ValueError(f"cannot decode {kind!r}")  # pragma: no cover - no such event field
-
-
-def event_from_dict(data: Mapping[str, Any]) -> Event:
-    """Rebuild an event from :func:`event_to_dict` output; ``ValueError`` if it is not one."""
-    cls = EVENT_TYPES.get(_get(data, "type", str))
-    if cls is None:
-        raise ValueError(f"unknown event type {data['type']!r}")
-    hints = get_type_hints(cls)
-    kwargs = {
-        f.name: _decode(hints[f.name], _get(data, f.name, object)) for f in dataclasses.fields(cls)
-    }
-    event: Event = cls(**kwargs)
-    return event

@@ -15,8 +15,6 @@ from server.game import (
     EVENT_TYPES,
     GameError,
     RuleOptions,
-    event_from_dict,
-    event_to_dict,
     from_dict,
     new_game,
     to_dict,
@@ -39,10 +37,7 @@ def test_every_state_and_event_of_random_games_round_trips(seed: int, leave_per_
         assert from_dict(_round_trip(to_dict(before))) == before
         if isinstance(after, GameError):
             continue
-        for event in events:
-            data = event_to_dict(event)
-            assert event_from_dict(_round_trip(data)) == event
-            seen_types.add(data["type"])
+        seen_types.update(event.type for event in events)
     assert "game_over" in seen_types
 
 
@@ -136,21 +131,6 @@ def _broken(change: str) -> dict[str, Any]:
 def test_from_dict_refuses_malformed_states(change: str) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - every malformation is a ValueError
         from_dict(_broken(change))
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        {"type": "nope"},
-        {"type": "turn_changed", "player": "a"},
-        {"type": "turn_changed", "player": "a", "round": "1"},
-        {"type": "game_over", "results": [["a", 1, 1]]},
-        {"type": "game_started", "order": "ab", "first_player_mode": "random"},
-    ],
-)
-def test_event_from_dict_refuses_malformed_events(data: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):  # noqa: PT011
-        event_from_dict(data)
 
 
 def test_lobby_round_trip() -> None:
