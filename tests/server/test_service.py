@@ -14,10 +14,11 @@ import protocol.messages as pm
 from protocol.codec import decode_server
 from protocol.types import Box
 from server import game, room
+from server.memory_store import MemoryStore
 from server.seats import Seats
 from server.service import GameService, ServiceError
 from server.settings import Settings
-from server.store import RedisStore, Transition
+from server.store import RedisStore, Store, Transition
 from server.upkeep import Upkeep
 from server.wire import EncodedEvent
 
@@ -36,9 +37,8 @@ class Dice:
 class Node:
     """One server process's service, seats and upkeep, and what it delivered locally."""
 
-    def __init__(self, client: aioredis.Redis, settings: Settings, dice: Dice) -> None:
+    def __init__(self, store: Store, settings: Settings, dice: Dice) -> None:
         self.delivered: list[EncodedEvent] = []
-        store = RedisStore(client, settings.redis_prefix)
         self.service = GameService(
             store, settings, deliver=lambda r, events: self.delivered.extend(events), dice=dice
         )
@@ -70,9 +70,15 @@ def settings(redis_url: str, redis_prefix: str) -> Settings:
     return Settings(redis_url=redis_url, redis_prefix=redis_prefix)
 
 
-@pytest.fixture
-def nodes(clients: list[aioredis.Redis], settings: Settings, dice: Dice) -> list[Node]:
-    return [Node(c, settings, dice) for c in clients]
+@pytest.fixture(params=["redis", "memory"])
+def nodes(
+    request: pytest.FixtureRequest, clients: list[aioredis.Redis], settings: Settings, dice: Dice
+) -> list[Node]:
+    """Two processes' services on one store: Redis, or the in-memory store (same contract)."""
+    if request.param == "memory":
+        shared = MemoryStore()
+        return [Node(shared, settings, dice) for _ in clients]
+    return [Node(RedisStore(c, settings.redis_prefix), settings, dice) for c in clients]
 
 
 async def new_game(node: Node, players: int, turn_seconds: int = 0) -> tuple[str, list[str]]:
