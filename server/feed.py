@@ -157,15 +157,29 @@ class Feed:
         if room is None:
             room = self._rooms[room_id] = _Room(room_id)
             room.subscribed = asyncio.get_running_loop().create_future()
-            async with self._subscribing:
-                await self._pubsub.ssubscribe(self.store.channel(room_id))
+            try:
+                async with self._subscribing:
+                    await self._pubsub.ssubscribe(self.store.channel(room_id))
+            except BaseException as exc:
+                # Redis is down: forget the room, so that a later subscriber subscribes again
+                # instead of waiting for a confirmation that will never come.
+                failed = aioredis.ConnectionError(f"cannot subscribe to room {room_id}: {exc}")
+                if not room.subscribed.done():
+                    room.subscribed.set_exception(failed)
+                    room.subscribed.exception()  # retrieved here; waiters get it too
+                if not room.subs and self._rooms.get(room_id) is room:
+                    del self._rooms[room_id]
+                raise
             self._pubsub.connected.set()
         sub = Subscription(room_id, after_seq, sink, self)
         room.subs.add(sub)
         try:
             assert room.subscribed is not None
-            async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
-                await asyncio.shield(room.subscribed)
+            try:
+                async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
+                    await asyncio.shield(room.subscribed)
+            except TimeoutError as exc:  # a typed, retryable failure, not an internal error
+                raise aioredis.TimeoutError(f"room {room_id}: subscription not confirmed") from exc
             await self._catch_up(sub)
         except BaseException:
             sub.close()  # nobody else holds it to close it later

@@ -243,7 +243,10 @@ class Session:
         sent = self._send(handled.reply)
         for frame in held or ():
             self._enqueue(frame)
-        if sent is not None and not isinstance(command, pm.Ping):
+        reply = handled.reply
+        # A retryable refusal is not the command's answer: its resend (same id) must run again.
+        final = not (isinstance(reply, pm.Error) and reply.retryable)
+        if sent is not None and final and not isinstance(command, pm.Ping):
             self.protocol.remember(command.id, sent)
         outcome = handled.reply.code if isinstance(handled.reply, pm.Error) else "ok"
         self.rt.metrics.commands.labels(kind, outcome).inc()
