@@ -27,18 +27,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.client import PubSub
-from redis.crc import key_slot
 from redis.exceptions import RedisClusterException
 
 from server import wire
+from server.cancel import raise_if_cancelling
+from server.pubsub import ClusterNodes, Nodes, Shard, ShardPubSub, SingleNode
+from server.roomstream import READ_BATCH, RoomStream
 from server.store import RedisStore
 
 __all__ = ["ClusterNodes", "Feed", "Nodes", "SingleNode", "Subscription", "raise_if_cancelling"]
@@ -46,85 +45,12 @@ __all__ = ["ClusterNodes", "Feed", "Nodes", "SingleNode", "Subscription", "raise
 log = logging.getLogger("yahtzee.feed")
 
 Sink = Callable[[wire.EncodedEvent], None]
-_READ_BATCH = 500
 _SUBSCRIBE_TIMEOUT = 5.0
 _RETRY_CAP = 1.0  # seconds between attempts while a node does not answer
 _ERRORS = (aioredis.RedisError, RedisClusterException, OSError)
 
 
-def raise_if_cancelling() -> None:
-    """Re-raise a cancellation that a library turned into another exception (redis-py may
-    turn the ``CancelledError`` thrown into a command into a connection error)."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
 # -- where a channel lives -------------------------------------------------------------------------
-
-
-class Nodes(Protocol):
-    """Which node serves a sharded channel, and pub/sub connections to the nodes."""
-
-    async def node_of(self, channel: str) -> str:
-        """The name of the node serving ``channel`` (raises a Redis error if unknown now)."""
-        ...
-
-    def client(self, node: str) -> aioredis.Redis:
-        """A new client for pub/sub on ``node`` (the feed closes it)."""
-        ...
-
-    async def refresh(self) -> None:
-        """Re-read the topology (after a node stopped answering)."""
-        ...
-
-
-class SingleNode:
-    """One Redis server: it serves every channel."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    async def node_of(self, channel: str) -> str:
-        return "redis"
-
-    def client(self, node: str) -> aioredis.Redis:
-        return aioredis.Redis.from_url(self.url, decode_responses=False)
-
-    async def refresh(self) -> None:
-        return None
-
-
-class ClusterNodes:
-    """A Redis Cluster, as redis-py's ``RedisCluster`` (the service's client) sees it: a
-    channel is served by the master of its slot."""
-
-    def __init__(self, cluster: Any, url: str) -> None:
-        self.cluster = cluster  # redis.asyncio.cluster.RedisCluster
-        self.url = url
-
-    async def node_of(self, channel: str) -> str:
-        await self.cluster.initialize()  # a no-op unless the slot map is unknown or stale
-        node = self.cluster.get_node_from_key(channel)  # SlotNotCoveredError if none
-        return str(node.name)
-
-    def client(self, node: str) -> aioredis.Redis:
-        host, _, port = node.rpartition(":")
-        return aioredis.Redis.from_url(_with_address(self.url, host, int(port)))
-
-    async def refresh(self) -> None:
-        await self.cluster.nodes_manager.initialize()
-
-
-def _with_address(url: str, host: str, port: int) -> str:
-    """``url`` (credentials, options) pointed at another node."""
-    parts = urlsplit(url)
-    userinfo, at, _ = parts.netloc.rpartition("@")
-    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return urlunsplit(parts._replace(netloc=f"{userinfo}{at}{address}", path="/0"))
-
-
-# -- subscribers and rooms -------------------------------------------------------------------------
 
 
 @dataclass(eq=False)
@@ -155,56 +81,6 @@ class Subscription:
             self.feed._unsubscribe(self)
 
 
-@dataclass(eq=False)
-class _Room:
-    room_id: str
-    channel: str
-    shard: _Shard | None = None
-    subs: set[Subscription] = field(default_factory=set)
-    last_seq: int | None = None  # None until the first subscriber read the log
-    pending: dict[int, wire.EncodedEvent] = field(default_factory=dict)
-    filling: asyncio.Task[None] | None = None
-    refill: bool = False  # re-read the log to its end (the subscription was re-established)
-    subscribed: asyncio.Future[None] | None = None
-
-
-class _PubSub(PubSub):
-    """redis-py's PubSub, re-subscribing one hash slot per ``SSUBSCRIBE`` after a reconnect
-    (a Cluster refuses one command over channels of several slots)."""
-
-    def __init__(self, pool: Any) -> None:
-        super().__init__(pool)
-        self.connected = asyncio.Event()  # set once the first subscription was sent
-
-    async def _resubscribe_shard_channels(self) -> None:
-        by_slot: defaultdict[int, list[Any]] = defaultdict(list)
-        for channel in self.shard_channels:
-            raw = channel if isinstance(channel, bytes) else str(channel).encode()
-            by_slot[key_slot(raw)].append(channel)
-        for channels in by_slot.values():
-            await self.ssubscribe(*channels)
-
-
-@dataclass(eq=False)
-class _Shard:
-    """The feed's pub/sub connection to one node, and the rooms subscribed there."""
-
-    node: str
-    client: aioredis.Redis
-    pubsub: _PubSub
-    rooms: set[str] = field(default_factory=set)
-    listener: asyncio.Task[None] | None = None
-
-    async def close(self) -> None:
-        if self.listener is not None:
-            self.listener.cancel()
-            await asyncio.wait([self.listener], timeout=5)
-        with contextlib.suppress(Exception):
-            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
-        with contextlib.suppress(Exception):
-            await self.client.aclose()
-
-
 class Feed:
     """Per-process fan-out of room events; see the module docstring."""
 
@@ -220,11 +96,11 @@ class Feed:
         self.nodes = nodes
         self.on_kick = on_kick
         self.on_redis_error = on_redis_error
-        self._shards: dict[str, _Shard] = {}
+        self._shards: dict[str, Shard] = {}
         # redis-py's PubSub is not safe for concurrent (un)subscribe calls: the first ones
         # would each open a connection of their own
         self._subscribing = asyncio.Lock()
-        self._rooms: dict[str, _Room] = {}
+        self._rooms: dict[str, RoomStream] = {}
         self._rehoming: asyncio.Task[None] | None = None
         self._orphans: set[str] = set()  # rooms whose node dropped their subscription
         self._stopped = False
@@ -266,7 +142,7 @@ class Feed:
         room = self._rooms.get(room_id)
         fresh = room is None
         if room is None:
-            room = self._rooms[room_id] = _Room(room_id, self.store.channel(room_id))
+            room = self._rooms[room_id] = RoomStream(room_id, self.store.channel(room_id), self)
             room.subscribed = asyncio.get_running_loop().create_future()
         sub = Subscription(room_id, after_seq, sink, self)
         room.subs.add(sub)
@@ -274,18 +150,21 @@ class Feed:
             if fresh:
                 await self._ssubscribe(room)
             assert room.subscribed is not None
-            async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
-                await asyncio.shield(room.subscribed)
+            try:
+                async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
+                    await asyncio.shield(room.subscribed)
+            except TimeoutError as exc:  # a typed, retryable failure, not an internal error
+                raise aioredis.TimeoutError(f"room {room_id}: subscription not confirmed") from exc
             await self._catch_up(sub)
         except BaseException:
             sub.close()  # nobody else holds it to close it later
             raise
         if room.last_seq is None:
             room.last_seq = sub.cursor
-            self._flush(room)
+            room.flush()
         return sub
 
-    async def _ssubscribe(self, room: _Room) -> None:
+    async def _ssubscribe(self, room: RoomStream) -> None:
         """Subscribe to the room's channel on the node that serves it now."""
         async with self._subscribing:
             shard = self._shard(await self.nodes.node_of(room.channel))
@@ -294,11 +173,11 @@ class Feed:
             await shard.pubsub.ssubscribe(room.channel)
         shard.pubsub.connected.set()
 
-    def _shard(self, node: str) -> _Shard:
+    def _shard(self, node: str) -> Shard:
         shard = self._shards.get(node)
         if shard is None:
             client = self.nodes.client(node)
-            shard = _Shard(node, client, _PubSub(client.connection_pool))
+            shard = Shard(node, client, ShardPubSub(client.connection_pool))
             shard.listener = asyncio.get_running_loop().create_task(
                 self._listen(shard), name=f"feed-listener-{node}"
             )
@@ -308,12 +187,12 @@ class Feed:
     async def _catch_up(self, sub: Subscription) -> None:
         """Read ``sub``'s backlog from the log, then hand it what was buffered meanwhile."""
         while True:
-            batch = await self.store.read_events(sub.room_id, sub.cursor, _READ_BATCH)
+            batch = await self.store.read_events(sub.room_id, sub.cursor, READ_BATCH)
             for seq, data in batch:
                 if seq == sub.cursor + 1 and not sub.closed:
                     sub.cursor = seq
                     sub.sink(wire.from_log(seq, data))
-            if len(batch) < _READ_BATCH:
+            if len(batch) < READ_BATCH:
                 break
         buffered, sub.buffer = sub.buffer, []
         sub.catching_up = False
@@ -337,7 +216,7 @@ class Feed:
             task = asyncio.get_running_loop().create_task(self._sunsubscribe(room))
             task.add_done_callback(_ignore_result)
 
-    async def _sunsubscribe(self, room: _Room) -> None:
+    async def _sunsubscribe(self, room: RoomStream) -> None:
         async with self._subscribing:
             if room.room_id not in self._rooms and room.shard is not None:  # nobody came back
                 with contextlib.suppress(*_ERRORS):
@@ -349,79 +228,11 @@ class Feed:
         """Events this process just committed (delivered before the command's ack)."""
         room = self._rooms.get(room_id)
         if room is not None:
-            self._receive(room, events)
-
-    def _receive(self, room: _Room, events: list[wire.EncodedEvent]) -> None:
-        for event in events:
-            if room.last_seq is None or event.seq > room.last_seq:
-                room.pending[event.seq] = event
-        self._flush(room)
-
-    def _flush(self, room: _Room) -> None:
-        if room.last_seq is None:
-            return
-        while room.last_seq + 1 in room.pending:
-            event = room.pending.pop(room.last_seq + 1)
-            room.last_seq = event.seq
-            for sub in list(room.subs):
-                sub.offer(event)
-        for seq in [s for s in room.pending if s <= room.last_seq]:
-            del room.pending[seq]
-        if (room.pending or room.refill) and room.filling is None:  # a gap: read the log
-            room.filling = asyncio.get_running_loop().create_task(self._fill(room))
-
-    def _live(self, room: _Room) -> bool:
-        return self._rooms.get(room.room_id) is room
-
-    async def _fill(self, room: _Room) -> None:
-        """Read the log after the room's last seq, up to the first pending event (a gap) or,
-        when ``room.refill`` is set, to its end; deliver it. Retried while Redis does not
-        answer. While this runs, :meth:`_flush` starts no other reader for the room."""
-        delay = 0.05
-        try:
-            while room.last_seq is not None and self._live(room):
-                to_end = False
-                if room.pending:
-                    want = min(room.pending) - room.last_seq - 1
-                elif room.refill:
-                    # cleared before the read: a re-subscription confirmed during the read
-                    # sets it again, and the log is read once more
-                    room.refill, to_end, want = False, True, _READ_BATCH
-                else:
-                    break
-                try:
-                    batch = await self.store.read_events(room.room_id, room.last_seq, want)
-                except _ERRORS as exc:
-                    raise_if_cancelling()
-                    self._redis_error(exc)
-                    room.refill |= to_end
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 2.0)
-                    continue
-                for seq, data in batch:
-                    if seq > room.last_seq:
-                        room.pending[seq] = wire.from_log(seq, data)
-                self._flush(room)
-                if not batch and room.pending and not to_end:
-                    # the gap is not in the log: the room expired
-                    room.last_seq = min(room.pending) - 1
-                    self._flush(room)
-                elif to_end and len(batch) == want:
-                    room.refill = True  # more to read
-        finally:
-            room.filling = None
-        if (room.pending or room.refill) and self._live(room):
-            self._flush(room)
-
-    def _refill(self, room: _Room) -> None:
-        """The room's subscription was re-established: read what it may have missed."""
-        room.refill = True
-        if room.filling is None and room.last_seq is not None:
-            room.filling = asyncio.get_running_loop().create_task(self._fill(room))
+            room.receive(events)
 
     # -- the listeners --------------------------------------------------------------------------
 
-    async def _listen(self, shard: _Shard) -> None:
+    async def _listen(self, shard: Shard) -> None:
         delay = 0.05
         while True:
             raise_if_cancelling()
@@ -432,7 +243,7 @@ class Feed:
             except Exception as exc:  # the listener must outlive anything a connection does
                 raise_if_cancelling()
                 if isinstance(exc, _ERRORS):
-                    self._redis_error(exc)
+                    self.redis_error(exc)
                 else:
                     log.exception("feed listener on %s", shard.node)
                 # the node may be gone for good (a failover): find where its rooms live now
@@ -459,7 +270,7 @@ class Feed:
                     await self._move_rooms()
                 except _ERRORS as exc:
                     raise_if_cancelling()
-                    self._redis_error(exc)
+                    self.redis_error(exc)
                     self._orphans.update(self._rooms)  # not sure of anything: check them all
                 if not self._orphans & set(self._rooms):
                     break
@@ -470,7 +281,7 @@ class Feed:
 
     async def _move_rooms(self) -> None:
         for room in list(self._rooms.values()):
-            if room.shard is None or not self._live(room):
+            if room.shard is None or not self.alive(room):
                 continue  # not subscribed yet: its subscriber handles it
             try:
                 node = await self.nodes.node_of(room.channel)
@@ -488,7 +299,7 @@ class Feed:
                 await self._ssubscribe(room)
             except _ERRORS as exc:
                 raise_if_cancelling()
-                self._redis_error(exc)
+                self.redis_error(exc)
                 self._orphans.add(room.room_id)
                 continue
             self._orphans.discard(room.room_id)
@@ -499,7 +310,7 @@ class Feed:
                 task = asyncio.get_running_loop().create_task(shard.close())
                 task.add_done_callback(_ignore_result)
 
-    def _dispatch(self, shard: _Shard, msg: dict[str, Any]) -> None:
+    def _dispatch(self, shard: Shard, msg: dict[str, Any]) -> None:
         kind = msg.get("type")
         if isinstance(kind, bytes):
             kind = kind.decode()
@@ -515,7 +326,7 @@ class Feed:
             if not room.subscribed.done():
                 room.subscribed.set_result(None)
             else:  # subscribed again (a reconnect): messages may have been lost meanwhile
-                self._refill(room)
+                room.refill_soon()
             return
         if kind == "sunsubscribe":
             if room is not None:  # not asked for: the slot moved to another node
@@ -536,14 +347,20 @@ class Feed:
         except Exception:  # a message we cannot read is a lost message: the log has it
             log.exception("unreadable pub/sub message on %s", channel)
             return
-        self._receive(room, events)
+        room.receive(events)
 
     def _room_of(self, channel: str) -> str:
         # <prefix>{room:<id>}:events
         start = channel.find("{room:") + len("{room:")
         return channel[start : channel.rfind("}")]
 
-    def _redis_error(self, exc: BaseException) -> None:
+    errors: tuple[type[BaseException], ...] = _ERRORS
+
+    def alive(self, room: RoomStream) -> bool:
+        """Whether ``room`` is still this feed's stream of its room."""
+        return self._rooms.get(room.room_id) is room
+
+    def redis_error(self, exc: BaseException) -> None:
         log.warning("redis error in feed: %s", exc)
         if self.on_redis_error is not None:
             self.on_redis_error(exc)

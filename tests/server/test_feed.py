@@ -11,6 +11,8 @@ import redis.asyncio as aioredis
 from procs import BOTH_BACKENDS, async_client
 
 import protocol.messages as pm
+from server import feed as feed_module
+from server import pubsub as pubsub_module
 from server import wire
 from server.feed import ClusterNodes, Feed, SingleNode
 from server.store import RedisStore, Transition
@@ -164,3 +166,40 @@ async def test_many_rooms_subscribe_at_once(
     for sink in sinks:
         await sink.until(1)
     assert all(s.seqs == [1] for s in sinks)
+
+
+async def test_a_failed_subscription_is_forgotten_and_typed(
+    setup: tuple[Feed, RedisStore, aioredis.Redis], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed, store, _ = setup
+    room = Room(store, "f6")
+
+    async def refuse(*args: object) -> None:
+        raise aioredis.ConnectionError("redis is down")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pubsub_module.ShardPubSub, "ssubscribe", refuse)
+        with pytest.raises(aioredis.ConnectionError):
+            await feed.subscribe("f6", 0, Sink())
+    assert feed.rooms() == []
+    sink = Sink()
+    async with asyncio.timeout(4):
+        await feed.subscribe("f6", 0, sink)
+    await room.commit(1)
+    await sink.until(1)
+
+
+async def test_an_unconfirmed_subscription_fails_as_a_redis_timeout(
+    setup: tuple[Feed, RedisStore, aioredis.Redis], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A built-in TimeoutError became `internal_error`; a Redis timeout becomes `unavailable`.
+    feed, _, _ = setup
+
+    async def never_confirmed(*args: object) -> None:
+        return None
+
+    monkeypatch.setattr(feed_module, "_SUBSCRIBE_TIMEOUT", 0.2)
+    monkeypatch.setattr(pubsub_module.ShardPubSub, "ssubscribe", never_confirmed)
+    with pytest.raises(aioredis.TimeoutError):
+        await feed.subscribe("f7", 0, Sink())
+    assert feed.rooms() == []

@@ -1,0 +1,142 @@
+"""The live server under fuzzed frames while honest games run.
+
+One server process; first honest bot games alone (the baseline), then the same games again while
+``fuzzer.py`` (its own process) sends random, mutated-valid, oversize, deeply nested, wrong-type,
+container-bomb and wrong-frame-type frames on many connections. Asserted (robust on a shared
+2-core machine): every honest game finishes and passes the checker, the server neither dies nor
+logs a traceback, every reply the fuzzer gets is a valid protocol message whose errors carry
+known codes, connections end only with documented close codes, RSS stays flat within a
+tolerance. Printed: the honest players' round-trip p99 without and with fuzz, and their ratio
+(the goal is at most 2; on a loaded 2-core machine it is a measurement, not an assertion).
+
+``YAHTZEE_FAULT_SCALE`` multiplies the games, the fuzz connections and the fuzz duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import psutil
+from faultkit import (
+    SCALE,
+    StartServers,
+    Stats,
+    check_tables,
+    close_all,
+    games,
+    make_tables,
+    percentile,
+    play,
+    record,
+    tracebacks,
+)
+from procs import ServerProcess
+
+from protocol import ERROR_CODES
+
+FUZZER = Path(__file__).with_name("fuzzer.py")
+DOCUMENTED_CLOSES = {"1000", "1008", "1009", "1011", "4000", "None"}
+
+
+async def honest_games(server: ServerProcess, name: str, **extra: object) -> Stats:
+    stats = Stats()
+    tables = make_tables(games(6), stats, lambda t, i: [server.ws], lambda t, i: [server.ws])
+    try:
+        async with asyncio.timeout(120 * max(1.0, SCALE)):
+            await asyncio.gather(*(play(t, 0.01) for t in tables))
+    finally:
+        await close_all(tables)
+    problems = await check_tables(server.http, tables)
+    record(name, stats, tables, violations=len(problems), **extra)
+    assert problems == [], "\n".join(problems[:30])
+    assert stats.errors["internal_error"] == 0
+    return stats
+
+
+def cpu(server: ServerProcess) -> float:
+    assert server.process is not None
+    times = psutil.Process(server.process.pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def rss(server: ServerProcess) -> int:
+    assert server.process is not None
+    return int(psutil.Process(server.process.pid).memory_info().rss)
+
+
+async def test_fuzzed_frames_on_many_connections_while_honest_games_run(
+    start_servers: StartServers,
+) -> None:
+    (server,) = start_servers(1)
+    await honest_games(server, "warm-up (not measured)")
+    rss_before = rss(server)
+    cpu_0, started = cpu(server), time.monotonic()
+    baseline = await honest_games(server, "honest games, no fuzz")
+    cpu_base, seconds_base = cpu(server) - cpu_0, time.monotonic() - started
+
+    connections, seconds = max(4, round(16 * SCALE)), 20 * max(1.0, SCALE)
+    fuzzer = await asyncio.create_subprocess_exec(
+        sys.executable, str(FUZZER), server.ws, str(connections), str(seconds), "12",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    started, cpu_1, fuzzer_cpu_0 = time.monotonic(), cpu(server), children_cpu()
+    try:
+        fuzzed = await honest_games(server, "honest games, fuzz running")
+        honest_done = time.monotonic() - started
+        async with asyncio.timeout(seconds + 60):
+            out, _ = await fuzzer.communicate()
+    finally:
+        if fuzzer.returncode is None:
+            fuzzer.kill()
+            await fuzzer.wait()
+    assert fuzzer.returncode == 0
+    tally = json.loads(out)
+    cpu_fuzz, seconds_fuzz = cpu(server) - cpu_1, time.monotonic() - started
+    fuzzer_cpu = children_cpu() - fuzzer_cpu_0
+    rss_after = rss(server)
+
+    p99_base = percentile(baseline.latencies, 99)
+    p99_fuzz = percentile(fuzzed.latencies, 99)
+    assert server.process is not None
+    assert server.process.poll() is None
+    logs = [server.log_path]
+    record(
+        "fuzz summary",
+        fuzzed,
+        [],
+        fuzz_connections=connections,
+        fuzz_seconds=seconds,
+        honest_games_during_fuzz_s=round(honest_done, 1),
+        frames_sent=sum(tally["sent"].values()),
+        fuzz_replies=tally["replies"],
+        fuzz_errors=tally["errors"],
+        fuzz_closes=tally["closes"],
+        fuzz_connections_opened=tally["connections"],
+        honest_p99_ms_no_fuzz=round(p99_base * 1000, 1),
+        honest_p99_ms_fuzz=round(p99_fuzz * 1000, 1),
+        p99_ratio=round(p99_fuzz / p99_base, 2),
+        server_cpu_share_no_fuzz=round(cpu_base / seconds_base, 2),
+        server_cpu_share_fuzz=round(cpu_fuzz / seconds_fuzz, 2),
+        fuzzer_cpu_share=round(fuzzer_cpu / seconds_fuzz, 2),
+        rss_mib_before=round(rss_before / 2**20, 1),
+        rss_mib_after=round(rss_after / 2**20, 1),
+        tracebacks=tracebacks(logs),
+    )
+    assert tracebacks(logs) == 0
+    assert sum(tally["sent"].values()) > 1000
+    assert tally["replies"].get("undecodable", 0) == 0
+    assert set(tally["errors"]) <= set(ERROR_CODES)
+    assert "internal_error" not in tally["errors"]
+    assert tally["errors"]  # the fuzz was answered with typed errors, not silence
+    assert set(tally["closes"]) <= DOCUMENTED_CLOSES, tally["closes"]
+    assert rss_after < rss_before * 1.5 + 40 * 2**20
