@@ -17,7 +17,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]  # the repository
 
 
 def free_port() -> int:
