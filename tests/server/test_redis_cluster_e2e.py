@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import signal
 import socket
 import subprocess
@@ -257,10 +258,27 @@ async def test_redis_cluster_selects_the_cluster_client(redis_cluster: EmbeddedC
         await client.aclose()
 
 
+def free_port_pair() -> int:
+    """Two consecutive free ports (the demo numbers its servers from the first), below the
+    kernel's ephemeral range: the cluster nodes the demo starts first bind ephemeral ports,
+    which would otherwise often be the very next ones."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20_000, 32_000)
+        try:
+            for candidate in (port, port + 1):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                    sock.bind(("127.0.0.1", candidate))
+        except OSError:
+            continue
+        return port
+    raise AssertionError("no two consecutive free ports")
+
+
 def test_the_cluster_demo_starts_a_cluster_and_servers(tmp_path: Path) -> None:
     """``python3 .ci/dev.py cluster`` runs this module: a cluster, N servers, URLs printed;
     SIGTERM stops everything."""
-    port = free_port()
+    port = free_port_pair()
     out = tmp_path / "demo.log"
     with out.open("wb") as log:
         demo = subprocess.Popen(
