@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from gameplay import assert_gap_free, best_box, next_player, replay, totals_of
-from procs import ROOT, ServerProcess, StartServer, free_port
+from procs import ROOT, ServerProcess, StartServer
 from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 from wsclient import Msg, WsClient, get_json
