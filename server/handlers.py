@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -172,9 +171,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     invite: str | None = None
     key_hash = room.hash_secret(command.create_key) if command.create_key else None
     if key_hash is not None:
-        room_id, invite = secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"), None
-        if not command.public:
-            invite = secrets.token_urlsafe(12)
+        room_id, invite = service.new_room_id(), None if command.public else service.new_invite()
         earlier = await ctx.rt.store.reserve_create_key(
             key_hash, json.dumps([room_id, invite]).encode()
         )

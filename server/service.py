@@ -293,6 +293,16 @@ class GameService:
 
     # -- rooms --------------------------------------------------------------------------------
 
+    @staticmethod
+    def new_room_id() -> str:
+        """A fresh random room id (8 characters of A-Z, a-z, 0-9)."""
+        return secrets.token_urlsafe(6).replace("-", "x").replace("_", "y")
+
+    @staticmethod
+    def new_invite() -> str:
+        """A fresh invite code for a private room."""
+        return secrets.token_urlsafe(12)
+
     async def create_room(
         self,
         *,
@@ -311,7 +321,7 @@ class GameService:
             )
         state = game.new_game(options, seats)  # raises GameError on bad seats/options
         if not public and invite is None:
-            invite = secrets.token_urlsafe(12)
+            invite = self.new_invite()
         record = room.new_record(
             state,
             public=public,
@@ -322,7 +332,7 @@ class GameService:
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
-            candidate = room_id or secrets.token_urlsafe(6).replace("-", "x").replace("_", "y")
+            candidate = room_id or self.new_room_id()
             outcome, existing = await self._commit(candidate, empty, Change(record), "")
             if outcome is not None:
                 return candidate, invite
