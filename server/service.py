@@ -199,8 +199,11 @@ class GameService:
         grace = self.settings.absent_turn_seconds
         record = change.record
         record = record.replace(absent_ms=room.absent_at(record, grace))
+        turn_began_at = now
+        if record.deadline_ms is not None:  # the clock reading that set the turn's deadline
+            turn_began_at = record.deadline_ms - record.meta.turn_seconds * 1000
         events = translate.sequenced(
-            change.events, cached.seq + 1, deadline_ms=record.deadline_ms, now=now
+            change.events, cached.seq + 1, deadline_ms=record.deadline_ms, now=turn_began_at
         )
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
