@@ -124,16 +124,9 @@ class Feed:
         for shard in shards:
             await shard.close()
 
-    def subscriber_count(self) -> int:
-        return sum(len(r.subs) for r in self._rooms.values())
-
     def rooms(self) -> list[str]:
         """The rooms this process is subscribed to."""
         return list(self._rooms)
-
-    def nodes_in_use(self) -> dict[str, list[str]]:
-        """Node name -> the rooms this process listens to there."""
-        return {name: sorted(shard.rooms) for name, shard in self._shards.items()}
 
     # -- subscribing ----------------------------------------------------------------------------
 

@@ -76,10 +76,6 @@ class MemoryStore:
         events = [e for e in room.log if e[0] > after_seq] if room else []
         return events[:count] if count is not None else events
 
-    async def first_seq(self, room_id: str) -> int | None:
-        room = self.rooms.get(room_id)
-        return room.log[0][0] if room and room.log else None
-
     async def seat_fields(self, room_id: str) -> dict[str, str]:
         room = self.rooms.get(room_id)
         return dict(room.seats) if room else {}

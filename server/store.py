@@ -213,10 +213,6 @@ class RedisStore:
         )
         return [(_seq_of(entry_id), fields[b"e"]) for entry_id, fields in entries]
 
-    async def first_seq(self, room_id: str) -> int | None:
-        entries = await self.redis.xrange(self.keys(room_id).log, min="-", max="+", count=1)
-        return _seq_of(entries[0][0]) if entries else None
-
     async def seat_fields(self, room_id: str) -> dict[str, str]:
         raw: dict[bytes, bytes] = await self.redis.hgetall(self.keys(room_id).seats)
         return {k.decode(): v.decode() for k, v in raw.items()}
