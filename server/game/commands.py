@@ -30,11 +30,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Join:
-    """Take the next free seat in the lobby, with display name ``name``."""
+    """Take the next free seat in the lobby, with display name ``name``. ``computer`` is set
+    for a computer seat (its level, a label the rules do not read): it is never the host."""
 
     kind: ClassVar[str] = "join"
     player: str
     name: str
+    computer: str | None = None
 
 
 @dataclass(frozen=True)

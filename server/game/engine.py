@@ -175,9 +175,14 @@ def _join(state: GameState, command: Join) -> _Result:
         raise RoomFullError(f"all {state.max_seats} seats are taken")
     name = _check_name(state, command.name)
     seat = len(state.players)
-    record = PlayerState(player, name, Scorecard.empty(state.options.rules))
+    computer = command.computer
+    if computer is not None and (not isinstance(computer, str) or not computer):
+        raise InvalidCommandError(
+            f"a computer seat's label is a non-empty string, not {computer!r}"
+        )
+    record = PlayerState(player, name, Scorecard.empty(state.options.rules), computer=computer)
     new_state = replace(state, players=(*state.players, record))
-    events: list[Event] = [PlayerJoined(player, name, seat)]
+    events: list[Event] = [PlayerJoined(player, name, seat, computer)]
     return new_state, events + _host_change(state, new_state)
 
 
@@ -195,7 +200,7 @@ def _leave(state: GameState, command: Leave) -> _Result:
         events: list[Event] = [PlayerLeft(record.player_id, seat, False)]
         return new_state, events + _host_change(state, new_state)
 
-    gone = PlayerState(record.player_id, record.name, record.card, forfeited=True)
+    gone = replace(record, forfeited=True)
     new_state = replace(state, players=(*state.players[:seat], gone, *state.players[seat + 1 :]))
     events = [PlayerLeft(record.player_id, seat, True), *_host_change(state, new_state)]
     if state.phase is Phase.ROLL_OFF:
@@ -318,7 +323,7 @@ def _score(state: GameState, command: Score) -> _Result:
     new_card = card.with_score(box, ruling.points, bonus)
     before, after = card.totals(), new_card.totals()
     seat = state.players.index(record)
-    updated = PlayerState(record.player_id, record.name, new_card, record.forfeited)
+    updated = replace(record, card=new_card)
     new_state = replace(state, players=(*state.players[:seat], updated, *state.players[seat + 1 :]))
     event = Scored(
         player=record.player_id,
@@ -344,7 +349,7 @@ def _take_bonus(state: GameState, command: TakeBonus) -> _Result:
         )
     new_card = Scorecard(card.rules, card.scores, card.yahtzee_bonuses + 1)
     seat = state.players.index(record)
-    updated = PlayerState(record.player_id, record.name, new_card, record.forfeited)
+    updated = replace(record, card=new_card)
     new_state = replace(state, players=(*state.players[:seat], updated, *state.players[seat + 1 :]))
     event = BonusTaken(
         player=record.player_id,

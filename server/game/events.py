@@ -53,12 +53,14 @@ class Standing(NamedTuple):
 
 @dataclass(frozen=True)
 class PlayerJoined:
-    """A player took seat ``seat`` (0-based, join order) in the lobby."""
+    """A player took seat ``seat`` (0-based, join order) in the lobby; ``computer`` is the
+    label of a computer seat (``None`` for a person)."""
 
     type: ClassVar[str] = "player_joined"
     player: str
     name: str
     seat: int
+    computer: str | None = None
 
 
 @dataclass(frozen=True)

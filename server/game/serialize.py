@@ -49,6 +49,8 @@ def to_dict(state: GameState) -> JSON:
                 "forfeited": p.forfeited,
                 "scores": list(p.card.scores),
                 "yahtzee_bonuses": p.card.yahtzee_bonuses,
+                # only for computer seats, so people's seats keep their exact stored form
+                **({"computer": p.computer} if p.computer is not None else {}),
             }
             for p in state.players
         ],
@@ -92,8 +94,13 @@ def _player(data: Mapping[str, Any], options: RuleOptions) -> PlayerState:
     if not all(s is None or type(s) is int for s in scores):
         raise ValueError("'scores' must be integers or null")
     card = Scorecard(options.rules, tuple(scores), _get(data, "yahtzee_bonuses", int))
+    computer = _get(data, "computer", str) if "computer" in data else None
     return PlayerState(
-        _get(data, "id", str), _get(data, "name", str), card, _get(data, "forfeited", bool)
+        _get(data, "id", str),
+        _get(data, "name", str),
+        card,
+        _get(data, "forfeited", bool),
+        computer,
     )
 
 

@@ -42,13 +42,16 @@ class Phase(StrEnum):
 
 @dataclass(frozen=True)
 class PlayerState:
-    """One seat: the caller's opaque ``player_id``, the display name, the card, and whether the
-    player left during the game (``forfeited``: their remaining turns are skipped)."""
+    """One seat: the caller's opaque ``player_id``, the display name, the card, whether the
+    player left during the game (``forfeited``: their remaining turns are skipped), and
+    ``computer``: ``None`` for a person, else the label of a computer seat (its level; the
+    rules only ask whether it is set: a computer is never the host)."""
 
     player_id: str
     name: str
     card: Scorecard
     forfeited: bool = False
+    computer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,10 @@ class GameState:
 
     @property
     def host(self) -> str | None:
-        """The host: the first seat that has not forfeited (``None`` in an empty room)."""
+        """The host: the first person's seat that has not forfeited (``None`` when there is
+        none: an empty room, or only computers)."""
         for p in self.players:
-            if not p.forfeited:
+            if not p.forfeited and p.computer is None:
                 return p.player_id
         return None
 

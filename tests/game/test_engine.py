@@ -47,6 +47,7 @@ from server.game import (
     apply,
     current_player,
     dice_to_roll,
+    from_dict,
     new_game,
     rolls_left,
     scorecard,
@@ -82,6 +83,27 @@ def test_join_assigns_seats_and_first_joiner_is_host() -> None:
     assert [p.player_id for p in state.players] == ["a", "b"]
     assert state.host == "a"
     assert state.phase is Phase.LOBBY
+
+
+def test_computer_seats_are_never_the_host() -> None:
+    state = new_game(RuleOptions(), 4)
+    state, events = play(state, Join("c1", "Robo", computer="hard"))
+    assert events == (PlayerJoined("c1", "Robo", 0, "hard"),)
+    assert state.host is None  # only a computer: nobody can start
+    refuse(state, Start("c1"), "not_host")
+    state, events = play(state, Join("a", "Ada"), Join("c2", "Zed", computer="easy"))
+    assert events == (
+        PlayerJoined("a", "Ada", 1),
+        HostChanged("a"),
+        PlayerJoined("c2", "Zed", 2, "easy"),
+    )
+    assert state.host == "a"
+    assert [p.computer for p in state.players] == ["hard", None, "easy"]
+    assert from_dict(to_dict(state)) == state
+    assert "computer" not in to_dict(state)["players"][1]  # a person's seat keeps its form
+    state, events = apply(state, Leave("a"))
+    assert state.host is None and HostChanged not in {type(e) for e in events}
+    refuse(state, Join("c3", "X", computer=""), "invalid_command")
 
 
 def test_lobby_leave_compacts_seats_and_passes_host() -> None:
