@@ -64,6 +64,7 @@ class ErrorCode(enum.StrEnum):
     INTERNAL_ERROR = "internal_error"
     UNAVAILABLE = "unavailable"
     UNSUPPORTED = "unsupported"
+    HINTS_DISABLED = "hints_disabled"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -168,6 +169,9 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ),
         ErrorCode.UNSUPPORTED: _service(
             "The server understood the command but does not support it in this configuration."
+        ),
+        ErrorCode.HINTS_DISABLED: _service(
+            "The room was created with `hints` false: no advice in this game (v1.2)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

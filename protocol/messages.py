@@ -1,4 +1,4 @@
-"""Message definitions of protocol version 1.1: one frozen ``msgspec.Struct`` per message.
+"""Message definitions of protocol version 1.2: one frozen ``msgspec.Struct`` per message.
 
 Theory of operation
 -------------------
@@ -23,19 +23,22 @@ Class map::
     Message                         every top-level message (tagged by `type`)
     +-- Command                     client -> server, carries `id`
     |   +-- Hello CreateRoom ListRooms GetRoom Join Rejoin Spectate
-    |   +-- Leave Start Roll Hold Release Score Ping
+    |   +-- Leave Start Roll Hold Release Score TakeBonus AddComputer RemoveComputer Hint Ping
     +-- Welcome Ack Error Pong Snapshot      server -> client, not in the room log
     +-- Event                       server -> client, carries `room` and `seq`
         +-- PlayerJoined PlayerLeft PlayerDisconnected PlayerReconnected HostChanged
-        +-- GameStarted RollOff Rolled Held Scored TurnChanged GameOver Spectators
+        +-- GameStarted RollOff Rolled Held Scored BonusTaken TurnChanged GameOver Spectators
     Object                          nested objects (untagged maps)
     +-- Result                      ack results, tagged by `command` (the command answered)
         +-- HelloResult CreateRoomResult ListRoomsResult GetRoomResult JoinResult
         +-- RejoinResult SpectateResult LeaveResult StartResult RollResult HoldResult
-        +-- ReleaseResult ScoreResult
+        +-- ReleaseResult ScoreResult TakeBonusResult AddComputerResult RemoveComputerResult
+        +-- HintResult
 
 Version 1.1 only added optional fields (with defaults, so v1.0 frames still decode), one
-error code and the `command` tag of ack results (see ``protocol/CHANGELOG.md``).
+error code and the `command` tag of ack results; version 1.2 added computer players, the
+advisor (`hint`), the house variants and their messages, again without changing any v1.1
+message (see ``protocol/CHANGELOG.md``).
 """
 
 from collections.abc import Mapping
@@ -56,9 +59,11 @@ from protocol.types import (
     DieIndex,
     ExtraYahtzees,
     FirstPlayer,
+    HintKind,
     InviteCode,
     Joker,
     LastSeq,
+    Level,
     Name,
     Phase,
     PlayerId,
@@ -69,6 +74,7 @@ from protocol.types import (
     Rules,
     Seat,
     Seq,
+    Toggle,
     Token,
     TurnSeconds,
 )
@@ -81,12 +87,18 @@ __all__ = [
     "SERVER_MESSAGE_TYPES",
     "Ack",
     "AckResult",
+    "AddComputer",
+    "AddComputerResult",
+    "BonusTaken",
     "ClientMessage",
     "Command",
+    "ComputerSeat",
     "CreateRoom",
     "CreateRoomResult",
+    "DecisionReview",
     "Error",
     "Event",
+    "GameAnalysis",
     "GameOver",
     "GameStarted",
     "GetRoom",
@@ -94,6 +106,9 @@ __all__ = [
     "Held",
     "Hello",
     "HelloResult",
+    "Hint",
+    "HintOption",
+    "HintResult",
     "Hold",
     "HoldResult",
     "HostChanged",
@@ -107,6 +122,7 @@ __all__ = [
     "Message",
     "Object",
     "Ping",
+    "PlayerAnalysis",
     "PlayerDisconnected",
     "PlayerJoined",
     "PlayerLeft",
@@ -118,6 +134,8 @@ __all__ = [
     "RejoinResult",
     "Release",
     "ReleaseResult",
+    "RemoveComputer",
+    "RemoveComputerResult",
     "Result",
     "Roll",
     "RollOff",
@@ -138,6 +156,8 @@ __all__ = [
     "Standing",
     "Start",
     "StartResult",
+    "TakeBonus",
+    "TakeBonusResult",
     "Totals",
     "TurnChanged",
     "Welcome",
@@ -213,6 +233,90 @@ class RoomOptions(Object, frozen=True, kw_only=True):
     first_player: Annotated[FirstPlayer, Meta(description="How the first player is chosen.")] = (
         FirstPlayer.ROLL_OFF
     )
+    upper_first: Annotated[
+        Toggle,
+        Meta(description="House variant: the six upper boxes must be filled first (v1.2)."),
+    ] = Toggle.OFF
+    bonus_turn: Annotated[
+        Toggle,
+        Meta(
+            description="House variant: an extra Yahtzee may be taken as its +100 without "
+            "filling a box (`take_bonus`); the game goes on until every card is full (v1.2)."
+        ),
+    ] = Toggle.OFF
+
+
+class ComputerSeat(Object, frozen=True, kw_only=True):
+    """A computer player to seat (v1.2)."""
+
+    level: Annotated[Level, Meta(description="How well it plays.")]
+    name: Annotated[
+        Name | None, Meta(description="Its display name; null: the server picks one.")
+    ] = None
+
+
+class HintOption(Object, frozen=True, kw_only=True):
+    """One option of a hint, with the expected final score if it is taken and the rest of the
+    game is played optimally (v1.2)."""
+
+    kind: Annotated[HintKind, Meta(description="What the option does.")]
+    keep: Annotated[
+        DiceIndexes,
+        Meta(description="For `roll`: indexes of the dice to keep (as `roll.keep`); else empty."),
+    ] = ()
+    box: Annotated[Box | None, Meta(description="For `score`: the box; else null.")] = None
+    expected: Annotated[
+        float,
+        Meta(ge=0, le=2000, description="Expected final score of the player with this option."),
+    ]
+
+
+class DecisionReview(Object, frozen=True, kw_only=True):
+    """One decision of a finished or running game, next to the optimal one (v1.2, the HTTP
+    analysis). `kind` `keep`: which dice to keep after roll `roll` (keeping all five means
+    "score now"); `box`: which box after the turn's last roll (a null box is the +100 take of
+    `bonus_turn`). Expected values are expected final scores of the player."""
+
+    player: PlayerId
+    turn: Annotated[Round, Meta(description="The player's turn (1-based).")]
+    roll: Annotated[int, Meta(ge=1, le=3, description="The roll the decision followed.")]
+    kind: Annotated[str, Meta(pattern="^(keep|box)$", description="`keep` or `box`.")]
+    chosen_keep: Annotated[
+        tuple[DieFace, ...] | None,
+        Meta(max_length=5, description="For `keep`: the faces kept, ascending; else null."),
+    ] = None
+    best_keep: Annotated[
+        tuple[DieFace, ...] | None,
+        Meta(max_length=5, description="For `keep`: the best faces to keep; else null."),
+    ] = None
+    chosen_box: Annotated[Box | None, Meta(description="For `box`: the box filled.")] = None
+    best_box: Annotated[Box | None, Meta(description="For `box`: the best box.")] = None
+    chosen_expected: Annotated[float, Meta(description="Expected final score, as chosen.")]
+    best_expected: Annotated[float, Meta(description="Expected final score, best option.")]
+    loss: Annotated[float, Meta(ge=0, description="`best_expected` - `chosen_expected`.")]
+
+
+class PlayerAnalysis(Object, frozen=True, kw_only=True):
+    """Every reviewed decision of one player (v1.2)."""
+
+    player: PlayerId
+    name: Name
+    computer: Annotated[Level | None, Meta(description="Level of a computer player.")] = None
+    decisions: Annotated[tuple[DecisionReview, ...], Meta(max_length=100)]
+    total_loss: Annotated[float, Meta(ge=0, description="Expected points lost in all.")]
+    mean_loss: Annotated[float, Meta(ge=0, description="Per decision; 0 with none.")]
+
+
+class GameAnalysis(Object, frozen=True, kw_only=True):
+    """`GET /rooms/{id}/analysis` (v1.2): the game's decisions against optimal play, computed
+    from the room's event log alone."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    seq: Annotated[Seq, Meta(description="The last event of the log this analysis covers.")]
+    options: Annotated[RoomOptions, Meta(description="The rules the decisions are judged by.")]
+    players: Annotated[tuple[PlayerAnalysis, ...], Meta(max_length=MAX_SEATS)]
 
 
 class Limits(Object, frozen=True, kw_only=True):
@@ -284,6 +388,10 @@ class RoomSummary(Object, frozen=True, kw_only=True):
     spectators: Annotated[Count, Meta(description="Connected spectators.")]
     options: Annotated[RoomOptions, Meta(description="Rule options of the room.")]
     turn_seconds: TurnSeconds
+    hints: Annotated[
+        bool | None,
+        Meta(description="Players may ask for `hint` (v1.2); null from an older server."),
+    ] = None
 
 
 class Totals(Object, frozen=True, kw_only=True):
@@ -313,6 +421,9 @@ class PlayerView(Object, frozen=True, kw_only=True):
         ),
     ]
     totals: Annotated[Totals, Meta(description="Totals so far.")]
+    computer: Annotated[
+        Level | None, Meta(description="The level of a computer player; null for a person (v1.2).")
+    ] = None
 
 
 class PreviewEntry(Object, frozen=True, kw_only=True):
@@ -381,6 +492,10 @@ class RoomState(Object, frozen=True, kw_only=True):
             description="The Joker rule applies to the current dice (as `rolled.joker`); "
             "false unless phase is `rolled`; null only from servers older than this field."
         ),
+    ] = None
+    hints: Annotated[
+        bool | None,
+        Meta(description="Players may ask for `hint` (v1.2); null from an older server."),
     ] = None
 
     def __post_init__(self) -> None:
@@ -513,6 +628,32 @@ class ScoreResult(Result, frozen=True, kw_only=True, tag="score"):
     """Result of `score`: nothing but the tag (the points are in the `scored` event)."""
 
 
+class TakeBonusResult(Result, frozen=True, kw_only=True, tag="take_bonus"):
+    """Result of `take_bonus` (v1.2): nothing but the tag (see the `bonus_taken` event)."""
+
+
+class AddComputerResult(Result, frozen=True, kw_only=True, tag="add_computer"):
+    """Result of `add_computer` (v1.2): the computer's player id and seat."""
+
+    player: PlayerId
+    seat: Seat
+
+
+class RemoveComputerResult(Result, frozen=True, kw_only=True, tag="remove_computer"):
+    """Result of `remove_computer` (v1.2): nothing but the tag."""
+
+
+class HintResult(Result, frozen=True, kw_only=True, tag="hint"):
+    """Result of `hint` (v1.2): the best options of the player on turn, best first."""
+
+    player: Annotated[PlayerId, Meta(description="The player on turn the hint is for.")]
+    rolls_left: Annotated[int, Meta(ge=0, le=3, description="Rolls left in the turn.")]
+    options: Annotated[
+        tuple[HintOption, ...],
+        Meta(min_length=1, max_length=3, description="Up to three options, best first."),
+    ]
+
+
 AckResult: TypeAlias = (
     HelloResult
     | CreateRoomResult
@@ -527,6 +668,10 @@ AckResult: TypeAlias = (
     | HoldResult
     | ReleaseResult
     | ScoreResult
+    | TakeBonusResult
+    | AddComputerResult
+    | RemoveComputerResult
+    | HintResult
 )
 """Any ack result object, discriminated by its `command`."""
 
@@ -575,6 +720,25 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
         Meta(
             description="Makes a repeated create safe: the same key within an hour returns the "
             "same room instead of creating another (v1.1)."
+        ),
+    ] = None
+    computers: Annotated[
+        tuple[ComputerSeat, ...],
+        Meta(
+            max_length=MAX_SEATS - 1,
+            description="Computer players seated at once, before any person (v1.2).",
+        ),
+    ] = ()
+    hints: Annotated[
+        bool, Meta(description="Whether players may ask for `hint` in this room (v1.2).")
+    ] = True
+    computer_delay_ms: Annotated[
+        int | None,
+        Meta(
+            ge=0,
+            le=10_000,
+            description="Pause before each move of a computer player, ms; null: the server's "
+            "default (v1.2).",
         ),
     ] = None
 
@@ -717,6 +881,33 @@ class Score(Command, frozen=True, kw_only=True, tag="score"):
     expect_seq: ExpectSeq = None
 
 
+class TakeBonus(Command, frozen=True, kw_only=True, tag="take_bonus"):
+    """Take the +100 of an extra Yahtzee and fill no box; ends the turn (room option
+    `bonus_turn`, v1.2)."""
+
+    expect_seq: ExpectSeq = None
+
+
+class AddComputer(Command, frozen=True, kw_only=True, tag="add_computer"):
+    """Seat a computer player (host only, in the lobby; v1.2)."""
+
+    level: Annotated[Level, Meta(description="How well it plays.")]
+    name: Annotated[
+        Name | None, Meta(description="Its display name; null: the server picks one.")
+    ] = None
+
+
+class RemoveComputer(Command, frozen=True, kw_only=True, tag="remove_computer"):
+    """Free a computer player's seat (host only, in the lobby; v1.2)."""
+
+    player: Annotated[PlayerId, Meta(description="The computer player's id.")]
+
+
+class Hint(Command, frozen=True, kw_only=True, tag="hint"):
+    """Ask the advisor for the best options of the player on turn (players and spectators of
+    a room created with `hints` true; v1.2)."""
+
+
 class Ping(Command, frozen=True, kw_only=True, tag="ping"):
     """Application-level keepalive; answered by `pong` (not by `ack`)."""
 
@@ -735,6 +926,10 @@ ClientMessage: TypeAlias = (
     | Hold
     | Release
     | Score
+    | TakeBonus
+    | AddComputer
+    | RemoveComputer
+    | Hint
     | Ping
 )
 """Any message a client may send."""
@@ -852,6 +1047,9 @@ class PlayerJoined(Event, frozen=True, kw_only=True, tag="player_joined"):
     seed: Annotated[
         ClientSeed | None, Meta(description="The seed the player gave in `join`, or null.")
     ] = None
+    computer: Annotated[
+        Level | None, Meta(description="The level of a computer player; null for a person (v1.2).")
+    ] = None
 
 
 class PlayerLeft(Event, frozen=True, kw_only=True, tag="player_left"):
@@ -965,6 +1163,18 @@ class Scored(Event, frozen=True, kw_only=True, tag="scored"):
     total: Annotated[Count, Meta(description="The player's grand total now.")]
 
 
+class BonusTaken(Event, frozen=True, kw_only=True, tag="bonus_taken"):
+    """The player took the +100 of an extra Yahtzee and filled no box; the turn is over
+    (room option `bonus_turn`, v1.2)."""
+
+    player: PlayerId
+    yahtzee_bonus: Annotated[Count, Meta(description="The player's extra-Yahtzee bonus now.")]
+    automatic: Annotated[
+        bool, Meta(description="Chosen by the server (turn timer expired), not the player.")
+    ]
+    total: Annotated[Count, Meta(description="The player's grand total now.")]
+
+
 class TurnChanged(Event, frozen=True, kw_only=True, tag="turn_changed"):
     """A turn begins."""
 
@@ -1014,6 +1224,7 @@ ServerMessage: TypeAlias = (
     | Rolled
     | Held
     | Scored
+    | BonusTaken
     | TurnChanged
     | GameOver
     | Spectators

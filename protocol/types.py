@@ -33,9 +33,11 @@ __all__ = [
     "DieIndex",
     "ExtraYahtzees",
     "FirstPlayer",
+    "HintKind",
     "InviteCode",
     "Joker",
     "LastSeq",
+    "Level",
     "Name",
     "Phase",
     "PlayerId",
@@ -46,6 +48,7 @@ __all__ = [
     "Rules",
     "Seat",
     "Seq",
+    "Toggle",
     "Token",
     "TurnSeconds",
     "boxes_for",
@@ -154,6 +157,34 @@ class ExtraYahtzees(enum.StrEnum):
 
     ON = "on"
     OFF = "off"
+
+
+class Toggle(enum.StrEnum):
+    """A house variant on or off (v1.2)."""
+
+    ON = "on"
+    OFF = "off"
+
+
+class Level(enum.StrEnum):
+    """How well a computer player plays (v1.2). `easy`: greedy, the most points this turn;
+    `medium`: one-turn lookahead, weak on the upper bonus; `hard`: optimal but for a few
+    deliberate mistakes; `optimal`: the strategy with the highest expected final score."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+    OPTIMAL = "optimal"
+
+
+class HintKind(enum.StrEnum):
+    """What a hint option does (v1.2): `roll` (roll again keeping `keep`; before the first roll
+    of a turn: roll all five), `score` (fill `box`), `take_bonus` (take the +100, fill nothing;
+    room option `bonus_turn`)."""
+
+    ROLL = "roll"
+    SCORE = "score"
+    TAKE_BONUS = "take_bonus"
 
 
 class Joker(enum.StrEnum):
