@@ -732,15 +732,18 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
     hints: Annotated[
         bool, Meta(description="Whether players may ask for `hint` in this room (v1.2).")
     ] = True
-    computer_delay_ms: Annotated[
-        int | None,
-        Meta(
-            ge=0,
-            le=10_000,
-            description="Pause before each move of a computer player, ms; null: the server's "
-            "default (v1.2).",
-        ),
-    ] = None
+    computer_delay_ms: (
+        Annotated[
+            int,
+            Meta(
+                ge=0,
+                le=10_000,
+                description="Pause before each move of a computer player, ms; null: the "
+                "server's default (v1.2).",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):

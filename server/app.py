@@ -39,6 +39,7 @@ from protocol.transport import (
     select_subprotocol,
 )
 from server import background, http
+from server.computers import Advisor
 from server.embedded_redis import EmbeddedRedis, start_embedded
 from server.feed import ClusterNodes, Feed, SingleNode
 from server.metrics import Metrics
@@ -47,6 +48,7 @@ from server.seats import Seats
 from server.service import GameService
 from server.session import Session
 from server.settings import Settings
+from server.solver import SolverRules
 from server.store import RedisStore
 from server.upkeep import Upkeep
 
@@ -158,6 +160,7 @@ def routes() -> list[BaseRoute]:
         Route("/rooms", http.list_rooms, methods=["GET"]),
         Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
+        Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
         WebSocketRoute(ENDPOINT_PATH, websocket_endpoint),
     ]
 
@@ -226,6 +229,8 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
     )
     service = GameService(store, settings, metrics, deliver=feed.publish_local)
     seats = Seats(service)
+    upkeep = Upkeep(service, seats, Advisor())
+    service.wake = upkeep.wake_soon
     rt = Runtime(
         settings=settings,
         redis=client,
@@ -233,13 +238,20 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         store=store,
         service=service,
         seats=seats,
-        upkeep=Upkeep(service, seats),
+        upkeep=upkeep,
         feed=feed,
         metrics=metrics,
         embedded=embedded,
     )
     kicks.append(rt.kick_local)
     return rt
+
+
+def _preload_tables(rt: Runtime) -> None:
+    """Start loading the strategy tables the settings name (in the background)."""
+    names = rt.settings.preload_tables.split(",")
+    for name in filter(lambda n: n not in ("", "none"), (n.strip() for n in names)):
+        rt.upkeep.advisor.prepare(SolverRules.from_name(name).options())
 
 
 def create_app(settings: Settings | None = None, *, handle_signals: bool = False) -> Starlette:
@@ -257,6 +269,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             await rt.redis.ping()
             app.state.runtime = rt
             await rt.feed.start()
+            _preload_tables(rt)
             tasks = background.start_loops(rt)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
@@ -267,6 +280,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=5)
+            await rt.upkeep.stop()
             await rt.feed.stop()
             await rt.redis.aclose()
             if embedded is not None:

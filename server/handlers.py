@@ -17,7 +17,7 @@ from typing import Literal
 
 import protocol.messages as pm
 from protocol.errors import make_error
-from server import game, room, translate
+from server import computers, game, room, translate
 from server.connection import TokenBucket
 from server.feed import Sink, Subscription
 from server.runtime import Runtime
@@ -181,13 +181,21 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
                 return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
     if not _creation_allowed(ctx):
         raise ServiceError("rate_limited", "room creation quota used up: wait a minute")
+    options = translate.engine_options(command.options)
+    if len(command.computers) >= command.seats:
+        raise ServiceError("invalid_field", "leave at least one seat for a person")
+    if command.computers:
+        ctx.rt.upkeep.advisor.prepare(options)  # loaded by the time the game starts
     room_id, invite = await service.create_room(
-        options=translate.engine_options(command.options),
+        options=options,
         seats=command.seats,
         public=command.public,
         turn_seconds=command.turn_seconds,
         room_id=room_id,
         invite=invite,
+        hints=command.hints,
+        computer_delay_ms=command.computer_delay_ms,
+        computers=[(c.level.value, c.name) for c in command.computers],
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 
@@ -282,11 +290,58 @@ async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
     return Handled(pm.make_ack(command, seq=seq), leave=True)
 
 
+# -- computers and the advisor -------------------------------------------------------------------
+
+
+async def _add_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.AddComputer)
+    room_id, player = _require_player(ctx)
+    out = await ctx.rt.seats.add_computer(
+        room_id, player, command.level.value, command.name, ctx.conn_id, f"{player}:{command.id}"
+    )
+    if out.record is not None:
+        ctx.rt.upkeep.advisor.prepare(out.record.game.options)
+    result = pm.AddComputerResult(player=out.result["player"], seat=out.result["seat"])
+    return Handled(pm.make_ack(command, result, seq=out.seq))
+
+
+async def _remove_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
+    assert isinstance(command, pm.RemoveComputer)
+    room_id, player = _require_player(ctx)
+    out = await ctx.rt.seats.remove_computer(
+        room_id, player, command.player, ctx.conn_id, f"{player}:{command.id}"
+    )
+    return Handled(pm.make_ack(command, seq=out.seq))
+
+
+TABLE_WAIT_SECONDS = 1.0
+"""How long a ``hint`` waits for a strategy table that is loading (a build takes longer)."""
+
+
+async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """The advisor's best options for the player on turn (any member of a room with hints)."""
+    member = ctx.member
+    if member is None:
+        raise ServiceError("not_in_room", "join or spectate a room first")
+    current = await ctx.rt.service.view(member.room)
+    record = current.record
+    if not record.meta.hints:
+        raise ServiceError("hints_disabled", "this room was created without hints")
+    if game.current_player(record.game) is None:
+        raise game.WrongPhaseError("hints are given during a turn")
+    table = await ctx.rt.upkeep.advisor.ready(record.game.options, TABLE_WAIT_SECONDS)
+    if table is None:
+        raise ServiceError("unavailable", "the advisor is still building its strategy table")
+    advice = computers.hint(table, record.game)
+    assert advice is not None  # a turn is in progress
+    return _ack(ctx, command, translate.hint_result(advice), seq=current.seq)
+
+
 # -- play -----------------------------------------------------------------------------------------
 
 
 async def _play(ctx: Context, command: pm.ClientMessage) -> Handled:
-    assert isinstance(command, pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score)
+    assert isinstance(command, pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score | pm.TakeBonus)
     room_id, player = _require_player(ctx)
     out = await ctx.rt.service.play(
         room_id, player, command, conn_id=ctx.conn_id, cache_key=f"{player}:{command.id}"
@@ -309,4 +364,8 @@ _HANDLERS: dict[type[pm.ClientMessage], Handler] = {
     pm.Hold: _play,
     pm.Release: _play,
     pm.Score: _play,
+    pm.TakeBonus: _play,
+    pm.AddComputer: _add_computer,
+    pm.RemoveComputer: _remove_computer,
+    pm.Hint: _hint,
 }

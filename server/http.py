@@ -15,8 +15,11 @@ import redis.exceptions
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from server import room, translate
-from server.handlers import public_rooms
+import protocol.messages as pm
+from protocol.codec import decode_server
+from protocol.transport import Encoding
+from server import computers, room, translate
+from server.handlers import TABLE_WAIT_SECONDS, public_rooms
 from server.runtime import Runtime
 from server.service import Cached, ServiceError
 
@@ -143,3 +146,35 @@ async def room_events(request: Request) -> Response:
     last = entries[-1][0] if entries else after
     more = len(entries) == limit and last < current.seq
     return _json({"room": room_id, "events": events, "next_after": last if more else None})
+
+
+ANALYSES_KEPT = 64
+_analyses: collections.OrderedDict[tuple[str, int], bytes] = collections.OrderedDict()
+
+
+async def room_analysis(request: Request) -> Response:
+    """Every decision of the room's game so far against optimal play, from its log alone.
+    A finished game's analysis is computed once per process (kept for the latest rooms)."""
+    current = await _visible(request)
+    if isinstance(current, Response):
+        return current
+    rt, room_id = runtime_of(request), request.path_params["room_id"]
+    table = await rt.upkeep.advisor.ready(current.record.game.options, TABLE_WAIT_SECONDS)
+    if table is None:
+        message = "the strategy table of these rules is still loading: retry shortly"
+        response = _error("unavailable", message, 503)
+        response.headers["Retry-After"] = "5"
+        return response
+    key = (room_id, current.seq)
+    body = _analyses.get(key)
+    if body is None:
+        entries = await rt.store.read_events(room_id, 0)
+        log = [decode_server(data, Encoding.MSGPACK) for _, data in entries]
+        events = translate.engine_events(e for e in log if isinstance(e, pm.Event))
+        review = await asyncio.to_thread(computers.analyse, table, events)
+        seq = entries[-1][0] if entries else 0
+        body = msgspec.json.encode(translate.game_analysis(room_id, seq, current.record, review))
+        _analyses[key] = body
+        while len(_analyses) > ANALYSES_KEPT:
+            _analyses.popitem(last=False)
+    return Response(body, media_type="application/json")

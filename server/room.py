@@ -11,7 +11,9 @@ A room is the game state plus what the service knows about people and time:
 - ``join_keys``: hashes of the clients' ``join_key`` -> player, so a retried join finds its seat;
 - ``seeds`` and ``draws``: the players' dice seeds and how many dice draws were made (the
   provably fair dice of ``protocol.fairdice``);
-- ``spectators``: the spectator count last announced.
+- ``spectators``: the spectator count last announced;
+- ``computer_ms``: when the computer player on turn makes its next move (``None`` when a
+  person is on turn); computers move through the same deadline machinery as the turn timer.
 
 Every function returns a new record; a record is never changed in place. Room-level events
 (a player connected again, went away, the spectator count changed) are returned as values for
@@ -44,6 +46,8 @@ __all__ = [
     "absent_at",
     "after_game",
     "claim",
+    "computer_at",
+    "computer_on_turn",
     "decode_record",
     "encode_record",
     "forget",
@@ -127,6 +131,10 @@ class RoomMeta:
     dice_seed: str
     """The secret server seed (hex); revealed in ``game_over``, never before."""
     name: str = ""
+    hints: bool = True
+    """Players and spectators may ask the advisor (``hint``)."""
+    computer_delay_ms: int = 0
+    """Pause before each move of a computer player."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +152,7 @@ class RoomRecord:
     deadline_ms: int | None = None
     absent_ms: int | None = None
     draws: int = 0
+    computer_ms: int | None = None
 
     def replace(self, **changes: Any) -> RoomRecord:
         """A copy with ``changes``."""
@@ -159,9 +168,13 @@ def new_record(
     now: int,
     dice_seed: str,
     name: str = "",
+    hints: bool = True,
+    computer_delay_ms: int = 0,
 ) -> RoomRecord:
     """A fresh room around a new game."""
-    meta = RoomMeta(public, invite_hash, turn_seconds, now, dice_seed, name)
+    meta = RoomMeta(
+        public, invite_hash, turn_seconds, now, dice_seed, name, hints, computer_delay_ms
+    )
     return RoomRecord(game=state, meta=meta)
 
 
@@ -185,6 +198,8 @@ def encode_record(record: RoomRecord) -> bytes:
                 "created_ms": meta.created_ms,
                 "dice_seed": meta.dice_seed,
                 "name": meta.name,
+                "hints": meta.hints,
+                "computer_delay_ms": meta.computer_delay_ms,
             },
             "connected": record.connected,
             "owners": record.owners,
@@ -195,6 +210,7 @@ def encode_record(record: RoomRecord) -> bytes:
             "deadline_ms": record.deadline_ms,
             "absent_ms": record.absent_ms,
             "draws": record.draws,
+            "computer_ms": record.computer_ms,
         }
     )
 
@@ -214,6 +230,8 @@ def decode_record(raw: bytes) -> RoomRecord:
             created_ms=meta["created_ms"],
             dice_seed=meta["dice_seed"],
             name=meta.get("name", ""),
+            hints=meta.get("hints", True),
+            computer_delay_ms=meta.get("computer_delay_ms", 0),
         ),
         connected=data["connected"],
         owners=data["owners"],
@@ -224,6 +242,7 @@ def decode_record(raw: bytes) -> RoomRecord:
         deadline_ms=data["deadline_ms"],
         absent_ms=data["absent_ms"],
         draws=data["draws"],
+        computer_ms=data.get("computer_ms"),
     )
 
 
@@ -327,9 +346,30 @@ def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
     return int(record.away_ms[blocker] + grace_seconds * 1000)
 
 
+def computer_on_turn(state: game.GameState) -> tuple[str, str] | None:
+    """The computer player on turn and its level, or ``None``."""
+    current = game.current_player(state)
+    seat = state.player(current) if current is not None else None
+    if seat is None or seat.computer is None:
+        return None
+    return seat.player_id, seat.computer
+
+
+def computer_at(record: RoomRecord, now: int) -> int | None:
+    """When the computer on turn moves next: the time already set, else ``now`` plus the
+    room's delay (a move clears the time, so the next one waits again); ``None`` when a person
+    is on turn. A change that is not a move (a spectator count) does not push the time."""
+    if computer_on_turn(record.game) is None:
+        return None
+    if record.computer_ms is not None:
+        return record.computer_ms
+    return now + record.meta.computer_delay_ms
+
+
 def wake_at(record: RoomRecord) -> int | None:
-    """The room's next deadline: its turn timer or its absent-player time."""
-    times = [t for t in (record.deadline_ms, record.absent_ms) if t is not None]
+    """The room's next deadline: its turn timer, its absent-player time or a computer's
+    move."""
+    times = [t for t in (record.deadline_ms, record.absent_ms, record.computer_ms) if t is not None]
     return min(times) if times else None
 
 
@@ -358,4 +398,5 @@ def summary(room_id: str, record: RoomRecord) -> dict[str, Any]:
         "spectators": record.spectators,
         "options": options,
         "turn_seconds": record.meta.turn_seconds,
+        "hints": record.meta.hints,
     }

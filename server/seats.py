@@ -8,6 +8,7 @@ Seat tokens are ``secrets.token_urlsafe(32)``, stored in Redis only as sha256 ha
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 
 import protocol.messages as pm
 from server import game, room, translate
@@ -148,6 +149,55 @@ class Seats:
             return Change(room.forget(record, player_id), events, seats=revoked(fields, player_id))
 
         return await self.service.transact(room_id, step, cache_key)
+
+    async def add_computer(
+        self,
+        room_id: str,
+        host: str,
+        level: str,
+        name: str | None,
+        conn_id: str | None,
+        cache_key: str = "",
+    ) -> Outcome:
+        """Seat a computer player (the host, in the lobby). The result: ``player``, ``seat``."""
+
+        def step(cached: Cached) -> Change:
+            record = cached.record
+            room.require_owner(record, host, conn_id)
+            _require_host_in_lobby(record, host)
+            return self.service.seat_computer(room_id, record, level, name)
+
+        return await self.service.transact(room_id, step, cache_key)
+
+    async def remove_computer(
+        self, room_id: str, host: str, player: str, conn_id: str | None, cache_key: str = ""
+    ) -> Outcome:
+        """Free a computer player's seat (the host, in the lobby)."""
+
+        def step(cached: Cached) -> Change:
+            record = cached.record
+            room.require_owner(record, host, conn_id)
+            _require_host_in_lobby(record, host)
+            seat = record.game.player(player)
+            if seat is None or seat.computer is None:
+                raise ServiceError("invalid_field", f"{player!r} is not a computer in this room")
+            record, events = self.service.apply(room_id, record, [game.Leave(player)])
+            record = record.replace(connected=_without(record.connected, player))
+            return Change(record, events)
+
+        return await self.service.transact(room_id, step, cache_key)
+
+
+def _without(mapping: Mapping[str, bool], key: str) -> dict[str, bool]:
+    return {k: v for k, v in mapping.items() if k != key}
+
+
+def _require_host_in_lobby(record: room.RoomRecord, player: str) -> None:
+    state = record.game
+    if state.host != player:
+        raise game.NotHostError(f"only the host {state.host!r} may seat or remove computers")
+    if state.phase != game.Phase.LOBBY:
+        raise game.GameAlreadyStartedError("computers are seated in the lobby only")
 
 
 def _invite_required() -> ServiceError:

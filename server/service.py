@@ -28,7 +28,7 @@ from typing import Any
 import redis.exceptions
 
 import protocol.messages as pm
-from server import game, room, translate, wire
+from server import computers, game, room, translate, wire
 from server.dice import Dice, Draws, new_seed, with_fair_dice
 from server.metrics import Metrics
 from server.settings import Settings
@@ -45,6 +45,10 @@ _SUMMARY_EVENTS = (pm.PlayerJoined, pm.PlayerLeft, pm.GameStarted, pm.GameOver, 
 
 Deliver = Callable[[str, list[wire.EncodedEvent]], None]
 """Hands a room's freshly committed events to this process's subscribers."""
+
+Wake = Callable[[str, int], None]
+"""Told when a committed room has a computer's move due at a time (Unix ms), so that this
+process can make it on time instead of at the next poll of the deadline schedule."""
 
 
 class ServiceError(Exception):
@@ -111,8 +115,10 @@ class GameService:
         deliver: Deliver | None = None,
         clock: Callable[[], int] = now_ms,
         dice: Dice | None = None,
+        wake: Wake | None = None,
     ) -> None:
         self.store = store
+        self.wake = wake
         self.settings = settings
         self.metrics = metrics or Metrics()
         self.deliver = deliver
@@ -198,7 +204,9 @@ class GameService:
         now = self.clock()
         grace = self.settings.absent_turn_seconds
         record = change.record
-        record = record.replace(absent_ms=room.absent_at(record, grace))
+        record = record.replace(
+            absent_ms=room.absent_at(record, grace), computer_ms=room.computer_at(record, now)
+        )
         turn_began_at = now
         if record.deadline_ms is not None:  # the clock reading that set the turn's deadline
             turn_began_at = record.deadline_ms - record.meta.turn_seconds * 1000
@@ -248,6 +256,8 @@ class GameService:
     ) -> None:
         """The deadline schedule and the lobby index, when they changed (best effort: the
         record is the truth; a stale hint is corrected the next time it is read)."""
+        if after.computer_ms is not None and self.wake is not None:
+            self.wake(room_id, after.computer_ms)
         try:
             wake = room.wake_at(after)
             if wake != room.wake_at(before):
@@ -279,10 +289,28 @@ class GameService:
                 state, new = game.apply(state, game.RollOff(faces))
                 events += translate.wire_events(room_id, new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
+        state, events = self._computers_leave_alone(room_id, state, events)
         record = record.replace(draws=draw.count)
         return room.after_game(record, state, turn_began, self.clock()), with_fair_dice(
             events, record
         )
+
+    @staticmethod
+    def _computers_leave_alone(
+        room_id: str, state: game.GameState, events: list[pm.Event]
+    ) -> tuple[game.GameState, list[pm.Event]]:
+        """Once every person has left a game in progress, the computers leave too (the game
+        ends): nobody would be playing against them."""
+        playing = [p for p in state.players if not p.forfeited]
+        started = state.phase not in (game.Phase.LOBBY, game.Phase.FINISHED)
+        if not started or not playing or any(p.computer is None for p in playing):
+            return state, events
+        for seat in playing:
+            if state.phase is game.Phase.FINISHED:
+                break
+            state, new = game.apply(state, game.Leave(seat.player_id))
+            events = events + translate.wire_events(room_id, new, state)
+        return state, events
 
     @staticmethod
     def _with_dice(state: game.GameState, command: game.Command, draw: Draws) -> game.Command:
@@ -315,6 +343,9 @@ class GameService:
         turn_seconds: int = 0,
         room_id: str | None = None,
         invite: str | None = None,
+        hints: bool = True,
+        computer_delay_ms: int | None = None,
+        computers: Sequence[tuple[str, str | None]] = (),
     ) -> tuple[str, str | None]:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already."""
@@ -332,16 +363,41 @@ class GameService:
             turn_seconds=turn_seconds,
             now=self.clock(),
             dice_seed=new_seed(),
+            hints=hints,
+            computer_delay_ms=(
+                self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
+            ),
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
             candidate = room_id or self.new_room_id()
-            outcome, existing = await self._commit(candidate, empty, Change(record), "")
+            change = Change(record)
+            for level, name in computers:
+                change = self.seat_computer(candidate, change.record, level, name, change)
+            outcome, existing = await self._commit(candidate, empty, change, "")
             if outcome is not None:
                 return candidate, invite
             if room_id is not None and existing is not None:
                 return room_id, invite  # created by an earlier attempt with this create_key
         raise ServiceError("conflict", "could not allocate a room id")  # pragma: no cover
+
+    def seat_computer(
+        self,
+        room_id: str,
+        record: room.RoomRecord,
+        level: str,
+        name: str | None,
+        so_far: Change | None = None,
+    ) -> Change:
+        """The change that seats a computer player of ``level`` (its events after those of
+        ``so_far``); the result names its player id and seat."""
+        player = "c" + secrets.token_hex(6)
+        name = computers.pick_name(record.game, name)
+        record, events = self.apply(room_id, record, [game.Join(player, name, computer=level)])
+        record = record.replace(connected={**record.connected, player: True})
+        seat = record.game.seat_of(player)
+        earlier = so_far.events if so_far is not None else []
+        return Change(record, earlier + events, {"player": player, "seat": seat})
 
     async def if_exists(self, running: Any) -> Outcome | None:
         """Await a transaction whose room may have expired meanwhile (then: ``None``)."""

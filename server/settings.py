@@ -65,6 +65,14 @@ class Settings:
     #: server plays their turns for them (and, in the lobby, before a disconnected host who
     #: blocks connected players is removed). 0 = never.
     absent_turn_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_ABSENT_TURN_SECONDS"))
+    #: Pause before each move of a computer player, in ms (a room's ``computer_delay_ms``
+    #: overrides it), so that people can follow the moves.
+    computer_delay_ms: int = field(default=900, metadata=_env("YAHTZEE_COMPUTER_DELAY_MS"))
+    #: Strategy tables loaded (or built) in the background at startup: rule set names as
+    #: ``yahtzee solve --rules`` takes them, comma-separated; others load the first time a room
+    #: needs them; ``none``: no table at startup. Tables live in ``YAHTZEE_SOLVER_CACHE``
+    #: (default ~/.cache/yahtzee-service).
+    preload_tables: str = field(default="yahtzee", metadata=_env("YAHTZEE_PRELOAD_TABLES"))
     #: On SIGTERM, how long commands in flight may take before sockets are closed anyway.
     shutdown_grace_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_SHUTDOWN_GRACE"))
     #: Seconds a new HTTP connection may take to send its first request's headers.
@@ -125,6 +133,8 @@ class Settings:
                 raise ValueError(f"setting {name} must be positive")
         if self.redis_cluster and self.redis_url is None:
             raise ValueError("REDIS_CLUSTER=1 needs REDIS_URL (a node of the cluster)")
+        if not 0 <= self.computer_delay_ms <= 10_000:
+            raise ValueError("setting computer_delay_ms must be 0..10000")
         if self.absent_turn_seconds < 0:
             raise ValueError("setting absent_turn_seconds must not be negative")
 

@@ -6,7 +6,9 @@
   ``rolled`` event gains the preview of the state right after it);
 - errors: :func:`error_code` gives the protocol code of every refusal the layers below raise
   (a test checks that each engine code has one);
-- views: :func:`snapshot`, :func:`room_state`, :func:`room_summary` describe a room record.
+- views: :func:`snapshot`, :func:`room_state`, :func:`room_summary` describe a room record;
+- the advisor: :func:`hint_result` and, from a room's log, :func:`engine_events` and
+  :func:`game_analysis`.
 
 The engine and the protocol evolve separately; only this module knows both.
 """
@@ -20,14 +22,18 @@ import msgspec
 
 import protocol.messages as pm
 from protocol.errors import ERROR_CODES, ErrorCode
-from protocol.types import Box, FirstPlayer, Phase, RoomStatus
-from server import game, room
+from protocol.types import Box, FirstPlayer, HintKind, Level, Phase, RoomStatus
+from server import game, room, solver
+from server.computers import Hint
 
 __all__ = [
     "ENGINE_CODE_ALIASES",
     "engine_command",
+    "engine_events",
     "engine_options",
     "error_code",
+    "game_analysis",
+    "hint_result",
     "room_state",
     "room_summary",
     "snapshot",
@@ -41,7 +47,7 @@ ENGINE_CODE_ALIASES: Mapping[str, str] = {
     "invalid_command": ErrorCode.INVALID_FIELD,
 }
 
-PlayCommand = pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score
+PlayCommand = pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score | pm.TakeBonus
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -58,6 +64,8 @@ def engine_command(command: PlayCommand, player: str) -> game.Command:
         return game.Hold(player, frozenset(command.dice))
     if isinstance(command, pm.Release):
         return game.Release(player, frozenset(command.dice))
+    if isinstance(command, pm.TakeBonus):
+        return game.TakeBonus(player)
     return game.Score(player, game.Box(command.box.value))
 
 
@@ -68,6 +76,8 @@ def engine_options(options: pm.RoomOptions) -> game.RuleOptions:
         extra_yahtzees=game.Toggle(options.extra_yahtzees.value),
         joker=game.JokerMode(options.joker.value),
         first_player=game.FirstPlayer(options.first_player.value),
+        upper_first=game.Toggle(options.upper_first.value),
+        bonus_turn=game.Toggle(options.bonus_turn.value),
     )
 
 
@@ -111,7 +121,13 @@ def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Ev
     """The wire event for one engine event (``state``: the state right after it)."""
     ctx: dict[str, Any] = {"room": room_id, "seq": 1}
     if isinstance(event, game.PlayerJoined):
-        return pm.PlayerJoined(**ctx, player=event.player, name=event.name, seat=event.seat)
+        return pm.PlayerJoined(
+            **ctx,
+            player=event.player,
+            name=event.name,
+            seat=event.seat,
+            computer=Level(event.computer) if event.computer is not None else None,
+        )
     if isinstance(event, game.PlayerLeft):
         return pm.PlayerLeft(**ctx, player=event.player, seat=event.seat, forfeited=event.forfeited)
     if isinstance(event, game.HostChanged):
@@ -153,6 +169,14 @@ def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Ev
             upper_bonus=totals.upper_bonus,
             yahtzee_bonus=totals.yahtzee_bonus,
             joker=event.joker,
+            automatic=event.automatic,
+            total=event.total,
+        )
+    if isinstance(event, game.BonusTaken):
+        return pm.BonusTaken(
+            **ctx,
+            player=event.player,
+            yahtzee_bonus=game.totals(state, event.player).yahtzee_bonus,
             automatic=event.automatic,
             total=event.total,
         )
@@ -231,6 +255,7 @@ def _player_views(record: room.RoomRecord) -> tuple[pm.PlayerView, ...]:
                 forfeited=p.forfeited,
                 scorecard={Box(b.value): card.get(b) for b in card.boxes},
                 totals=_totals(card.totals()),
+                computer=Level(p.computer) if p.computer is not None else None,
             )
         )
     return tuple(views)
@@ -271,6 +296,7 @@ def room_state(room_id: str, record: room.RoomRecord) -> pm.RoomState:
         turn_deadline_ms=record.deadline_ms,
         spectators=record.spectators,
         joker=game.joker_active(state) if rolled else False,
+        hints=record.meta.hints,
     )
 
 
@@ -282,3 +308,108 @@ def snapshot(room_id: str, seq: int, record: room.RoomRecord) -> pm.Snapshot:
 def room_summary(summary: Mapping[str, Any]) -> pm.RoomSummary:
     """A lobby entry (see :func:`server.room.summary`) as the wire type."""
     return msgspec.convert(dict(summary), pm.RoomSummary)
+
+
+# -- the advisor ----------------------------------------------------------------------------------
+
+
+def _hint_option(option: solver.Option) -> pm.HintOption:
+    action, expected = option.action, round(option.expected, 3)
+    if isinstance(action, solver.Reroll):
+        return pm.HintOption(kind=HintKind.ROLL, keep=tuple(sorted(action.hold)), expected=expected)
+    if isinstance(action, solver.ScoreBox):
+        return pm.HintOption(kind=HintKind.SCORE, box=Box(action.box.value), expected=expected)
+    return pm.HintOption(kind=HintKind.TAKE_BONUS, expected=expected)
+
+
+def hint_result(hint: Hint) -> pm.HintResult:
+    """The ``hint`` ack result for the advisor's options."""
+    options = tuple(_hint_option(o) for o in hint.options)
+    return pm.HintResult(player=hint.player, rolls_left=hint.rolls_left, options=options)
+
+
+def engine_events(log: Iterable[pm.Event]) -> list[game.Event]:
+    """The engine events a room's log records, as far as the analysis needs them (seats, turns,
+    rolls, scores). The wire's running bonus totals become the engine's per-event amounts."""
+    out: list[game.Event] = []
+    bonus: dict[str, int] = {}
+    for event in log:
+        if isinstance(event, pm.PlayerJoined):
+            computer = event.computer.value if event.computer is not None else None
+            out.append(game.PlayerJoined(event.player, event.name, event.seat, computer))
+        elif isinstance(event, pm.PlayerLeft):
+            out.append(game.PlayerLeft(event.player, event.seat, event.forfeited))
+        elif isinstance(event, pm.TurnChanged):
+            out.append(game.TurnChanged(event.player, event.round))
+        elif isinstance(event, pm.Rolled):
+            out.append(
+                game.Rolled(
+                    event.player, event.dice, event.roll_number, event.rolls_left, event.held
+                )
+            )
+        elif isinstance(event, pm.Scored | pm.BonusTaken):
+            earned = event.yahtzee_bonus - bonus.get(event.player, 0)
+            bonus[event.player] = event.yahtzee_bonus
+            if isinstance(event, pm.BonusTaken):
+                out.append(game.BonusTaken(event.player, earned, event.automatic, event.total))
+                continue
+            out.append(
+                game.Scored(
+                    event.player,
+                    game.Box(event.box.value),
+                    event.points,
+                    0,
+                    earned,
+                    event.joker,
+                    event.automatic,
+                    event.total,
+                )
+            )
+    return out
+
+
+def _keep(choice: solver.Choice) -> tuple[int, ...] | None:
+    return choice if isinstance(choice, tuple) else None
+
+
+def _box(choice: solver.Choice) -> Box | None:
+    return Box(choice.value) if isinstance(choice, game.Box) else None
+
+
+def game_analysis(
+    room_id: str, seq: int, record: room.RoomRecord, analysis: solver.GameAnalysis
+) -> pm.GameAnalysis:
+    """The HTTP analysis of a room's game."""
+    seats = {p.player_id: p for p in record.game.players}
+    players = []
+    for review in analysis.players:
+        seat = seats.get(review.player)
+        decisions = tuple(
+            pm.DecisionReview(
+                player=d.player,
+                turn=d.turn,
+                roll=d.roll,
+                kind=d.kind,
+                chosen_keep=_keep(d.chosen) if d.kind == "keep" else None,
+                best_keep=_keep(d.best) if d.kind == "keep" else None,
+                chosen_box=_box(d.chosen) if d.kind == "box" else None,
+                best_box=_box(d.best) if d.kind == "box" else None,
+                chosen_expected=round(d.chosen_expected, 3),
+                best_expected=round(d.best_expected, 3),
+                loss=round(d.loss, 3),
+            )
+            for d in review.decisions
+        )
+        players.append(
+            pm.PlayerAnalysis(
+                player=review.player,
+                name=seat.name if seat is not None else review.player,
+                computer=Level(seat.computer) if seat is not None and seat.computer else None,
+                decisions=decisions,
+                total_loss=round(review.total_loss, 3),
+                mean_loss=round(review.mean_loss, 3),
+            )
+        )
+    return pm.GameAnalysis(
+        room=room_id, seq=seq, options=wire_options(record.game), players=tuple(players)
+    )

@@ -1,5 +1,5 @@
-"""What the service does on its own, not for a command: turn timers, absent players, the
-players of a dead process, and the spectator count.
+"""What the service does on its own, not for a command: turn timers, absent players, computer
+players' moves, the players of a dead process, and the spectator count.
 
 Each job is claimed so that one process does it (deadlines and expired leases are claimed
 atomically in Redis) and each change is a normal compare-and-set transition of the room, so a
@@ -8,23 +8,68 @@ job is done exactly once however many processes look at it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 import protocol.messages as pm
-from server import game, room, translate
+from server import computers, game, room, translate
+from server.computers import Advisor
 from server.seats import Seats, revoked
 from server.service import Cached, Change, GameService
 from server.store import lease_member, parse_lease
 
 __all__ = ["Upkeep"]
 
+log = logging.getLogger("yahtzee.upkeep")
+
+TABLE_WAIT_MS = 500
+"""How long a computer's move waits, again and again, while its strategy table loads."""
+
 
 class Upkeep:
     """The background jobs of one process, on top of its :class:`GameService`."""
 
-    def __init__(self, service: GameService, seats: Seats) -> None:
+    def __init__(self, service: GameService, seats: Seats, advisor: Advisor | None = None) -> None:
         self.service = service
         self.seats = seats
         self.store = service.store
+        self.advisor = advisor or Advisor()
         self._counts_due: set[str] = set()
+        self._wakes: dict[str, asyncio.TimerHandle] = {}
+        self._firing: set[asyncio.Task[None]] = set()
+
+    # -- local wake-ups: a computer's move made on time ---------------------------------------
+
+    def wake_soon(self, room_id: str, at_ms: int) -> None:
+        """Fire the room's deadline at ``at_ms`` from this process (the shared schedule, polled
+        every ``timer_poll_seconds`` by every process, stays the fallback)."""
+        earlier = self._wakes.pop(room_id, None)
+        if earlier is not None:
+            earlier.cancel()
+        delay = max(0.0, (at_ms - self.service.clock()) / 1000)
+        self._wakes[room_id] = asyncio.get_running_loop().call_later(delay, self._wake, room_id)
+
+    def _wake(self, room_id: str) -> None:
+        self._wakes.pop(room_id, None)
+        task = asyncio.create_task(self._fire_logged(room_id), name=f"wake-{room_id}")
+        self._firing.add(task)
+        task.add_done_callback(self._firing.discard)
+
+    async def _fire_logged(self, room_id: str) -> None:
+        try:
+            await self.fire_timer(room_id)
+        except Exception as exc:  # the polled schedule tries again
+            log.warning("room %s: a computer's move failed: %r", room_id, exc)
+
+    async def stop(self) -> None:
+        """Cancel the pending wake-ups (shutdown)."""
+        for handle in self._wakes.values():
+            handle.cancel()
+        self._wakes.clear()
+        for task in list(self._firing):
+            task.cancel()
+        if self._firing:
+            await asyncio.wait(self._firing, timeout=5)
 
     # -- deadlines: the turn timer and absent players ------------------------------------------
 
@@ -39,8 +84,9 @@ class Upkeep:
 
     async def fire_timer(self, room_id: str) -> bool:
         """Act on a due deadline: play the turn (roll if needed, then the best box, marked
-        automatic) when the turn timer ran out or the player on turn is absent; remove an
-        absent host who blocks the lobby. Returns whether this call acted."""
+        automatic) when the turn timer ran out or the player on turn is absent; make the move
+        of a computer player on turn; remove an absent host who blocks the lobby. Returns
+        whether this call acted."""
         service = self.service
         acted = False
         fields = await self.store.seat_fields(room_id)
@@ -51,10 +97,16 @@ class Upkeep:
             events: list[pm.Event] = []
             turn_due = record.deadline_ms is not None and record.deadline_ms <= now
             absent_due = record.absent_ms is not None and record.absent_ms <= now
+            computer_due = record.computer_ms is not None and record.computer_ms <= now
             acted = False
-            if not (turn_due or absent_due):
+            if not (turn_due or absent_due or computer_due):
                 return None
             state = record.game
+            computer = room.computer_on_turn(state)
+            if computer_due and computer is not None and not turn_due:
+                change = self._computer_moves(room_id, record, *computer, now)
+                acted = bool(change.events)
+                return change
             if state.phase == game.Phase.LOBBY:
                 host = state.host
                 if not absent_due or host is None:
@@ -81,6 +133,26 @@ class Upkeep:
         elif outcome.record is not None:  # not due (yet): the hint follows the record
             await self.store.set_deadline(room_id, room.wake_at(outcome.record))
         return acted
+
+    def _computer_moves(
+        self, room_id: str, record: room.RoomRecord, player: str, level: str, now: int
+    ) -> Change:
+        """The computer's next move (with no delay: its whole turn). While its strategy table
+        loads, the move waits a little (the change only moves the time)."""
+        brain = self.advisor.player(record.game.options, level)
+        if brain is None:
+            return Change(record.replace(computer_ms=now + TABLE_WAIT_MS))
+        show_holds = record.meta.computer_delay_ms > 0
+        events: list[pm.Event] = []
+        while room.computer_on_turn(record.game) == (player, level):
+            luck = computers.luck(record.meta.dice_seed, record.game, player)
+            move = computers.next_move(brain, record.game, player, luck, show_holds)
+            record, more = self.service.apply(room_id, record, [move])
+            events += more
+            if show_holds:
+                break
+        # cleared: the commit sets the next move's time if a computer is (still) on turn
+        return Change(record.replace(computer_ms=None), events)
 
     # -- player leases --------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from procs import async_client
 
 from server.embedded_cluster import EmbeddedCluster
 from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
+from server.solver import SolverRules, Table, table_for
 
 
 def pytest_report_header() -> str:
@@ -112,3 +114,22 @@ async def redis_client(redis_url: str, redis_backend: str) -> AsyncIterator[Any]
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def solver_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The strategy tables of this session: servers the tests start keep their tables here
+    (never in the user's cache) and load none at startup unless a test asks for one."""
+    path = tmp_path_factory.mktemp("solver-cache")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("YAHTZEE_SOLVER_CACHE", str(path))
+    patch.setenv("YAHTZEE_PRELOAD_TABLES", "none")
+    yield path
+    patch.undo()
+
+
+@pytest.fixture(scope="session")
+def official_table(solver_cache: Path) -> Table:
+    """The full table of the official rules, built once per session into ``solver_cache``
+    (servers started afterwards load it from there in milliseconds)."""
+    return table_for(SolverRules(), solver_cache)

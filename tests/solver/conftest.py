@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from server.game import Box, Scorecard
-from server.solver import ALL_RULES, SolverRules, Table, build_table, table_for
+from server.solver import ALL_RULES, SolverRules, Table, build_table
 
 OFFICIAL = SolverRules()
 
@@ -37,14 +37,14 @@ def late_card(rules: SolverRules) -> Scorecard:
 
 
 @pytest.fixture(scope="session")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("solver-cache")
+def cache_dir(solver_cache: Path) -> Path:
+    return solver_cache
 
 
 @pytest.fixture(scope="session")
-def official(cache_dir: Path) -> Table:
+def official(official_table: Table) -> Table:
     """The full table of the official rules (built once, through the disk cache)."""
-    return table_for(OFFICIAL, cache_dir)
+    return official_table
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,210 @@
+"""Computer players and the advisor: the solver's strategy tables inside a server process.
+
+A table is loaded from the disk cache (a memory map: milliseconds) or, the first time a rule
+set is needed, built in a background thread (10-20 s on one core), never on a request's path:
+until it is ready a computer's move waits and a ``hint`` answers ``unavailable``.
+
+Moves are pure functions of the game state and of ``luck``, a number in [0, 1) derived from the
+room's secret seed and the decision's place in the game: the same decision point always gets
+the same luck, so a move that is retried (a lost compare-and-set) or split into steps (hold,
+then roll) never changes its mind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from server import game
+from server.solver import (
+    ComputerPlayer,
+    GameAnalysis,
+    Option,
+    Reroll,
+    ScoreBox,
+    SolverRules,
+    Table,
+    analyse_game,
+    choose,
+    computer_player,
+    rank_options,
+    table_for,
+)
+from server.solver.table import position_of
+
+__all__ = ["Advisor", "Hint", "analyse", "hint", "next_move", "pick_name"]
+
+log = logging.getLogger("yahtzee.computers")
+
+NAMES = (
+    "Ada", "Blaise", "Carl", "Dora", "Emmy", "Felix", "Grace", "Hugo", "Iris", "Jules",
+    "Kurt", "Lise", "Max", "Noether", "Otto", "Pia",
+)  # fmt: skip
+"""Names given to computer players (the first one free in the room)."""
+
+
+class Advisor:
+    """The strategy tables of this process, by rule set, loaded or built in the background."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        self.cache_dir = cache_dir
+        self._tables: dict[str, Table] = {}
+        self._loading: dict[str, asyncio.Future[Table]] = {}
+        self._players: dict[tuple[str, str], ComputerPlayer] = {}
+
+    def table(self, options: game.RuleOptions) -> Table | None:
+        """The table of ``options``' rule set, or ``None`` while it loads (loading starts)."""
+        rules = SolverRules.of(options)
+        found = self._tables.get(rules.name)
+        if found is None:
+            self.prepare(options)
+        return found
+
+    def player(self, options: game.RuleOptions, level: str) -> ComputerPlayer | None:
+        """The computer player of ``level`` for the rule set, or ``None`` while it loads."""
+        table = self.table(options)
+        if table is None:
+            return None
+        key = (table.rules.name, level)
+        if key not in self._players:
+            self._players[key] = computer_player(level, table)
+        return self._players[key]
+
+    def prepare(self, options: game.RuleOptions) -> asyncio.Future[Table]:
+        """Start loading (or building) the table of ``options``' rule set, once."""
+        rules = SolverRules.of(options)
+        pending = self._loading.get(rules.name)
+        if pending is None:
+            loop = asyncio.get_running_loop()
+            pending = self._loading[rules.name] = loop.create_future()
+            # A daemon thread, not the default executor: a build must not hold up shutdown.
+            threading.Thread(
+                target=self._load, args=(rules, loop, pending), name=f"table-{rules.name}",
+                daemon=True,
+            ).start()  # fmt: skip
+        return pending
+
+    async def ready(self, options: game.RuleOptions, within: float) -> Table | None:
+        """The table of ``options``' rule set, waiting at most ``within`` seconds for it (a
+        table on disk loads in milliseconds; a build takes longer: then ``None``)."""
+        found = self.table(options)
+        if found is not None:
+            return found
+        try:
+            async with asyncio.timeout(within):
+                return await asyncio.shield(self.prepare(options))
+        except TimeoutError:
+            return None
+
+    def _load(
+        self, rules: SolverRules, loop: asyncio.AbstractEventLoop, done: asyncio.Future[Table]
+    ) -> None:
+        shown = [-1]
+
+        def progress(count: int, total: int) -> None:
+            percent = 100 * count // max(total, 1)
+            if percent // 10 > shown[0]:
+                shown[0] = percent // 10
+                log.info("building the %s strategy table: %d%%", rules.name, percent)
+
+        try:
+            table = table_for(rules, self.cache_dir, progress=progress)
+        except Exception as exc:  # a failed build is logged; the next request starts another
+            log.exception("the %s strategy table could not be loaded", rules.name)
+            loop.call_soon_threadsafe(self._failed, rules.name, done, exc)
+            return
+        loop.call_soon_threadsafe(self._loaded, rules.name, table, done)
+
+    def _loaded(self, name: str, table: Table, done: asyncio.Future[Table]) -> None:
+        self._tables[name] = table
+        if not done.done():
+            done.set_result(table)
+
+    def _failed(self, name: str, done: asyncio.Future[Table], exc: Exception) -> None:
+        self._loading.pop(name, None)
+        if not done.done():
+            done.set_exception(exc)
+            done.exception()  # retrieved: nobody may be waiting
+
+
+# -- moves ----------------------------------------------------------------------------------------
+
+
+def luck(seed: str, state: game.GameState, player: str) -> float:
+    """A number in [0, 1) fixed for this decision point (see the module docstring)."""
+    card = game.scorecard(state, player)
+    key = f"{seed}:{player}:{card.filled_count}:{card.yahtzee_bonuses}:{state.rolls_used}"
+    digest = hashlib.sha256(key.encode()).digest()
+    return int.from_bytes(digest[:7], "big") / 2**56
+
+
+def next_move(
+    computer: ComputerPlayer, state: game.GameState, player: str, luck: float, show_holds: bool
+) -> game.Command:
+    """The computer's next command on its turn. With ``show_holds`` the dice it keeps are
+    first held (one command), so that people see the choice before the roll."""
+    if state.phase is game.Phase.AWAITING_ROLL:
+        return game.Roll(player, ())
+    card = game.scorecard(state, player)
+    action = choose(computer, card, state.dice, game.rolls_left(state), luck)
+    if isinstance(action, Reroll):
+        if show_holds and state.held - action.hold:
+            return game.Release(player, frozenset(state.held - action.hold))
+        if show_holds and action.hold - state.held:
+            return game.Hold(player, frozenset(action.hold - state.held))
+        return game.Roll(player, (), action.hold)
+    if isinstance(action, ScoreBox):
+        return game.Score(player, action.box)
+    return game.TakeBonus(player)
+
+
+def pick_name(state: game.GameState, wanted: str | None) -> str:
+    """``wanted``, else the first computer name not taken in the room."""
+    if wanted:
+        return wanted
+    taken = {p.name.casefold() for p in state.players}
+    for name in NAMES:
+        if name.casefold() not in taken:
+            return name
+    return f"Computer {len(state.players) + 1}"
+
+
+# -- the advisor ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """The best options of the player on turn (best first), as solver options."""
+
+    player: str
+    rolls_left: int
+    options: tuple[Option, ...]
+
+
+def hint(table: Table, state: game.GameState, top: int = 3) -> Hint | None:
+    """The ``top`` options of the player on turn; ``None`` outside a turn."""
+    player = game.current_player(state)
+    if player is None:
+        return None
+    card = game.scorecard(state, player)
+    left = game.rolls_left(state)
+    if state.phase is game.Phase.AWAITING_ROLL:
+        at = position_of(table.rules, card)
+        expected = at.banked + float(table.values[at.group, at.upper])
+        return Hint(player, left, (Option(Reroll((), frozenset()), expected),))
+    return Hint(player, left, tuple(rank_options(table, card, state.dice, left, top=top)))
+
+
+def analyse(table: Table, events: Iterable[game.Event]) -> GameAnalysis:
+    """The review of a game's decisions (see :mod:`server.solver.analysis`)."""
+    return analyse_game(table, events)
+
+
+def computers_of(state: game.GameState) -> Sequence[game.PlayerState]:
+    """The computer seats still playing."""
+    return [p for p in state.players if p.computer is not None and not p.forfeited]
