@@ -13,12 +13,14 @@ then roll) never changes its mind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from server import game
 from server.solver import (
@@ -116,9 +118,16 @@ class Advisor:
             table = table_for(rules, self.cache_dir, progress=progress)
         except Exception as exc:  # a failed build is logged; the next request starts another
             log.exception("the %s strategy table could not be loaded", rules.name)
-            loop.call_soon_threadsafe(self._failed, rules.name, done, exc)
+            self._tell(loop, self._failed, rules.name, done, exc)
             return
-        loop.call_soon_threadsafe(self._loaded, rules.name, table, done)
+        self._tell(loop, self._loaded, rules.name, table, done)
+
+    @staticmethod
+    def _tell(loop: asyncio.AbstractEventLoop, callback: Any, *args: Any) -> None:
+        """Run ``callback`` on the loop, unless the loop is gone (the process shut down while
+        the table loaded: nobody is waiting any more)."""
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(callback, *args)
 
     def _loaded(self, name: str, table: Table, done: asyncio.Future[Table]) -> None:
         self._tables[name] = table

@@ -11,7 +11,9 @@ from server.settings import Settings
 
 
 async def test_health_and_ready(redis_url: str, redis_prefix: str) -> None:
-    app = create_app(Settings(redis_url=redis_url, redis_prefix=redis_prefix))
+    app = create_app(
+        Settings(redis_url=redis_url, redis_prefix=redis_prefix, preload_tables="none")
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -23,7 +25,7 @@ async def test_health_and_ready(redis_url: str, redis_prefix: str) -> None:
 
 
 async def test_embedded_redis_when_no_url() -> None:
-    app = create_app(Settings(redis_url=None))
+    app = create_app(Settings(redis_url=None, preload_tables="none"))
     async with app.router.lifespan_context(app):
         runtime = app.state.runtime
         assert runtime.embedded is not None

@@ -3,7 +3,6 @@ WebSocket clients, the strategy table of the official rules built once per sessi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,9 +16,9 @@ pytestmark = pytest.mark.usefixtures("official_table")
 
 
 @pytest.fixture
-def fast(start_server: StartServer) -> Iterator[ServerProcess]:
+def fast(start_server: StartServer) -> ServerProcess:
     """A server whose computers move without delay."""
-    yield start_server({"YAHTZEE_COMPUTER_DELAY_MS": "0"})
+    return start_server({"YAHTZEE_COMPUTER_DELAY_MS": "0"})
 
 
 def turn_of(events: list[Msg]) -> str | None:
@@ -36,8 +35,10 @@ async def play_against_computers(person: WsClient) -> Msg:
     """Play ``person``'s turns (one roll, the best box) until game over; returns it."""
     while True:
         await person.wait_for(
-            lambda: any(e["type"] == "game_over" for e in person.events)
-            or turn_of(person.events) == person.player,
+            lambda: (
+                any(e["type"] == "game_over" for e in person.events)
+                or turn_of(person.events) == person.player
+            ),
             within=60,
         )
         over = [e for e in person.events if e["type"] == "game_over"]
@@ -73,7 +74,8 @@ async def test_a_person_plays_a_whole_game_against_two_computers(fast: ServerPro
         moves = [e for e in watcher.events if e.get("player") in computers]
         assert {e["type"] for e in moves} >= {"rolled", "scored", "turn_changed"}
         scored = [e for e in moves if e["type"] == "scored"]
-        assert len(scored) == 2 * 13 and not any(e["automatic"] for e in scored)
+        assert len(scored) == 2 * 13
+        assert not any(e["automatic"] for e in scored)
         assert_gap_free(watcher.events, watcher.snapshots[0]["seq"])
     finally:
         await person.close()
@@ -92,14 +94,17 @@ async def test_the_host_seats_and_removes_computers_in_the_lobby(fast: ServerPro
         added = await host.ok("add_computer", level="hard", name="Robo")
         robo = added["result"]["player"]
         assert added["result"]["seat"] == 2
-        joined = await guest.wait_event(lambda e: e["type"] == "player_joined" and e["seq"] == added["seq"])
-        assert joined["computer"] == "hard" and joined["name"] == "Robo"
+        joined = await guest.wait_event(lambda e: e["seq"] == added["seq"])
+        assert joined["type"] == "player_joined"
+        assert joined["computer"] == "hard"
+        assert joined["name"] == "Robo"
         full = await host.call("add_computer", level="easy")
         assert full["code"] == "room_full"
         not_computer = await host.call("remove_computer", player=guest.player)
         assert not_computer["code"] == "invalid_field"
         removed = await host.ok("remove_computer", player=robo)
-        left = await guest.wait_event(lambda e: e["type"] == "player_left" and e["seq"] == removed["seq"])
+        left = await guest.wait_event(lambda e: e["seq"] == removed["seq"])
+        assert left["type"] == "player_left"
         assert left["player"] == robo
         await host.ok("add_computer", level="easy")
         await host.ok("start")
@@ -121,7 +126,8 @@ async def test_the_advisor_answers_for_the_player_on_turn(fast: ServerProcess) -
         await person.ok("start")
         await person.wait_event(lambda e: e["type"] == "turn_changed")
         first = (await person.ok("hint"))["result"]
-        assert first["player"] == person.player and first["rolls_left"] == 3
+        assert first["player"] == person.player
+        assert first["rolls_left"] == 3
         assert [o["kind"] for o in first["options"]] == ["roll"]
         assert 240 < first["options"][0]["expected"] < 270  # the game's value: about 254.6
         ack = await person.ok("roll")
@@ -129,16 +135,17 @@ async def test_the_advisor_answers_for_the_player_on_turn(fast: ServerProcess) -
         await watcher.ok("spectate", room=room)
         advice = (await watcher.ok("hint"))["result"]  # spectators may ask too
         options = advice["options"]
-        assert len(options) == 3 and advice["rolls_left"] == 2
+        assert len(options) == 3
+        assert advice["rolls_left"] == 2
         expected = [o["expected"] for o in options]
         assert expected == sorted(expected, reverse=True)
         for option in options:
             if option["kind"] == "roll":
-                assert len(option["keep"]) < 5 and option["box"] is None
+                assert len(option["keep"]) < 5
+                assert option["box"] is None
             else:
-                assert option["kind"] == "score" and option["box"] in {
-                    p["box"] for p in rolled["preview"] if p["allowed"]
-                }
+                assert option["kind"] == "score"
+                assert option["box"] in {p["box"] for p in rolled["preview"] if p["allowed"]}
     finally:
         await person.close()
         await watcher.close()
@@ -170,13 +177,16 @@ async def test_the_analysis_shows_optimal_play_loses_nothing(
         await person.ok("start")
         await play_against_computers(person)
         analysis: dict[str, Any] = await get_json(f"{fast.http}/rooms/{room}/analysis")
-        assert analysis["room"] == room and analysis["options"]["rules"] == "yahtzee"
+        assert analysis["room"] == room
+        assert analysis["options"]["rules"] == "yahtzee"
         by_kind = {p["computer"]: p for p in analysis["players"]}
         optimal, pat = by_kind["optimal"], by_kind[None]
-        assert optimal["decisions"] and pat["decisions"]
+        assert optimal["decisions"]
+        assert pat["decisions"]
         assert optimal["total_loss"] == pytest.approx(0, abs=1e-6)
         # one roll and the best-looking box: many decisions cost Pat expected points
-        assert pat["total_loss"] > 5 and pat["mean_loss"] > 0
+        assert pat["total_loss"] > 5
+        assert pat["mean_loss"] > 0
         boxes = [d for d in pat["decisions"] if d["kind"] == "box"]
         assert len(boxes) == 13
         for d in pat["decisions"]:
@@ -233,7 +243,8 @@ async def test_another_process_plays_the_computers_when_one_dies(
         turns = [e["player"] for e in watcher.events if e["type"] == "turn_changed"]
         assert turns[2] not in turns[:2]  # both computers moved: the person's turn came
         scored = [e for e in watcher.events if e["type"] == "scored"]
-        assert len(scored) == 2 and len({e["player"] for e in scored}) == 2
+        assert len(scored) == 2
+        assert len({e["player"] for e in scored}) == 2
     finally:
         await person.close()
         await watcher.close()
@@ -251,7 +262,8 @@ async def test_a_missing_table_is_built_in_the_background(
         await person.join(room, "Pat")
         await person.ok("start")
         refused = await person.call("hint")
-        assert refused["code"] == "unavailable" and refused["retryable"] is True
+        assert refused["code"] == "unavailable"
+        assert refused["retryable"] is True
         ack = await person.ok("roll")  # play goes on meanwhile
         assert ack["seq"] > 0
     finally:

@@ -114,3 +114,26 @@ def test_summary_lists_what_the_lobby_shows() -> None:
     assert (summary["seats"], summary["open_seats"], summary["spectators"]) == (4, 2, 2)
     assert started(record, 1).game.phase != game.Phase.LOBBY
     assert room.summary("r1", started(record, 1))["open_seats"] == 0
+
+
+def test_a_computer_on_turn_moves_after_the_room_s_delay_and_keeps_its_time() -> None:
+    base = lobby("p")
+    meta = room.RoomMeta(True, None, 0, 0, "00", computer_delay_ms=700)
+    state, _ = game.apply(base.game, game.Join("c", "Ada", computer="hard"))
+    record = base.replace(game=state, meta=meta)
+    assert room.computer_at(record, 1000) is None  # in the lobby nobody is on turn
+    state, _ = game.apply(state, game.Start("p"))  # seat order: the person first
+    record = record.replace(game=state)
+    assert room.computer_on_turn(state) is None
+    assert room.computer_at(record, 1000) is None
+    state, _ = game.apply(state, game.Roll("p", (1, 2, 3, 4, 5)))
+    state, _ = game.apply(state, game.Score("p", game.Box.CHANCE))
+    record = record.replace(game=state)
+    assert room.computer_on_turn(state) == ("c", "hard")
+    at = room.computer_at(record, 1000)
+    assert at == 1700
+    record = record.replace(computer_ms=at)
+    assert room.wake_at(record) == 1700
+    # a change that is not a move (later) does not push the move back
+    assert room.computer_at(record, 1500) == 1700
+    assert room.decode_record(room.encode_record(record)) == record

@@ -71,3 +71,57 @@ def test_room_events_become_wire_events() -> None:
         {"room": "r", "seq": 1, "player": "p"},
         {"room": "r", "seq": 1, "count": 4},
     ]
+
+
+def _played(commands: list[game.Command], options: game.RuleOptions) -> tuple[
+    list[game.Event], list[pm.Event]
+]:  # fmt: skip
+    state = game.new_game(options, 2)
+    engine: list[game.Event] = []
+    wire: list[pm.Event] = []
+    for command in commands:
+        state, events = game.apply(state, command)
+        engine += events
+        wire += translate.wire_events("r", events, state)
+    return engine, translate.sequenced(wire, 1, deadline_ms=None, now=0)
+
+
+def test_an_extra_yahtzee_taken_as_a_bonus_has_a_wire_form_and_comes_back() -> None:
+    options = game.RuleOptions(first_player="seat_order", bonus_turn="on")
+    yahtzee = [game.Roll("p", (5, 5, 5, 5, 5)), game.Score("p", game.Box.YAHTZEE)]
+    other = [game.Roll("q", (1, 2, 3, 4, 6)), game.Score("q", game.Box.CHANCE)]
+    commands: list[game.Command] = [
+        game.Join("p", "Ann"),
+        game.Join("q", "Bot", computer="hard"),
+        game.Start("p"),
+        *yahtzee,
+        *other,
+        game.Roll("p", (5, 5, 5, 5, 5)),
+        game.TakeBonus("p"),
+    ]
+    engine, wire = _played(commands, options)
+    joined = [e for e in wire if isinstance(e, pm.PlayerJoined)]
+    assert [j.computer for j in joined] == [None, "hard"]
+    taken = [e for e in wire if isinstance(e, pm.BonusTaken)]
+    assert len(taken) == 1
+    assert (taken[0].player, taken[0].yahtzee_bonus, taken[0].total) == ("p", 100, 150)
+    back = translate.engine_events(wire)
+    wanted = (game.PlayerJoined, game.TurnChanged, game.Rolled, game.Scored, game.BonusTaken)
+    assert back == [e for e in engine if isinstance(e, wanted)]
+
+
+def test_running_bonus_totals_become_per_event_amounts() -> None:
+    options = game.RuleOptions(first_player="seat_order")
+    turns: list[game.Command] = [game.Join("p", "Ann"), game.Start("p")]
+    for box in (game.Box.YAHTZEE, game.Box.FIVES, game.Box.CHANCE):
+        turns += [game.Roll("p", (5, 5, 5, 5, 5)), game.Score("p", box)]
+    engine, wire = _played(turns, options)
+    scored_wire = [e.yahtzee_bonus for e in wire if isinstance(e, pm.Scored)]
+    assert scored_wire == [0, 100, 200]  # the wire carries the player's running bonus
+    back = [e for e in translate.engine_events(wire) if isinstance(e, game.Scored)]
+    assert [e.yahtzee_bonus for e in back] == [0, 100, 100]
+    assert back == [
+        game.Scored(e.player, e.box, e.points, 0, e.yahtzee_bonus, e.joker, e.automatic, e.total)
+        for e in engine
+        if isinstance(e, game.Scored)
+    ]
