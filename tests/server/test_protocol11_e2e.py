@@ -15,6 +15,7 @@ from wsclient import WsClient, get_json
 from clients import verify
 from protocol import fairdice
 from protocol.codec import decode_server
+from protocol.transport import PROTOCOL_MINOR
 
 VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "v1.0" / "client.json"
 
@@ -28,7 +29,7 @@ async def test_welcome_announces_the_minor_version(start_server: StartServer) ->
     client = await WsClient(server.ws, "json", "W").connect()
     try:
         welcome = client.messages[0]
-        assert (welcome["protocol_version"], welcome["protocol_minor"]) == (1, 1)
+        assert (welcome["protocol_version"], welcome["protocol_minor"]) == (1, PROTOCOL_MINOR)
     finally:
         await client.close()
 
