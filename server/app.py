@@ -210,7 +210,13 @@ def _install_sigterm(rt: Runtime) -> Callable[[], None]:
 def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Runtime:
     client = redis_client(url, settings)
     metrics = Metrics()
-    store = RedisStore(client, settings.redis_prefix, settings.redis_buckets)
+    store = RedisStore(
+        client,
+        settings.redis_prefix,
+        settings.redis_buckets,
+        min_replicas=settings.min_replicas,
+        replication_timeout=settings.replication_timeout_seconds,
+    )
     kicks: list[Callable[[str], None]] = []
 
     def on_kick(conn_id: str) -> None:

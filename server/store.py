@@ -39,11 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from server import wire
+from server.replicas import ReplicaWait
 from server.storage import (
     TRANSIENT_ERRORS,
     Committed,
     Conflict,
     Duplicate,
+    NotReplicatedError,
     Store,
     StoredRoom,
     Transition,
@@ -93,6 +96,17 @@ return 0
 """
 
 
+# The idempotency cache's entry for ARGV[1], written again when present: the write makes the
+# WAIT that follows on the same connection cover the first execution's writes too.
+_CACHED_RESULT = """
+local cached = redis.call('HGET', KEYS[1], ARGV[1])
+if cached then
+  redis.call('HSET', KEYS[1], ARGV[1], cached)
+end
+return cached
+"""
+
+
 # Add (ARGV[2] = lease expiry) or drop (ARGV[2] = "") a spectator connection, prune expired
 # ones, count them; one key, atomic. (A script rather than MULTI: redis-py's asyncio Cluster
 # runs a transaction's commands on a thread of their own, blocking the event loop.)
@@ -128,14 +142,29 @@ class RoomKeys:
 
 
 class RedisStore:
-    """:class:`Store` on Redis or Redis Cluster (redis-py's asyncio clients)."""
+    """:class:`Store` on Redis or Redis Cluster (redis-py's asyncio clients).
 
-    def __init__(self, redis: Any, prefix: str = "yz:", buckets: int = 8) -> None:
+    ``min_replicas`` (None: 1 on a Cluster master that has a replica, else 0) replicas must
+    confirm a transition within ``replication_timeout`` seconds before :meth:`commit` returns
+    it; then its events are published (not by the script). Fewer in time:
+    :class:`NotReplicatedError` (retryable; the retry's duplicate is confirmed the same way)."""
+
+    def __init__(
+        self,
+        redis: Any,
+        prefix: str = "yz:",
+        buckets: int = 8,
+        *,
+        min_replicas: int | None = 0,
+        replication_timeout: float = 0.5,
+    ) -> None:
         # redis-py's return types are unions over decode_responses; this client returns bytes.
         self.redis: Any = redis
         self.prefix = prefix
         self.buckets = max(1, buckets)
+        self.replicas = ReplicaWait(redis, min_replicas, replication_timeout)
         self._transition = redis.register_script(_TRANSITION)
+        self._cached_result = redis.register_script(_CACHED_RESULT)
         self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
         self._claim_lease = redis.register_script(_CLAIM_LEASE)
         self._spectators = redis.register_script(_SPECTATORS)
@@ -174,8 +203,12 @@ class RedisStore:
             return None
         return StoredRoom(int(version), int(seq or 0), record)
 
+    def _replicas_for(self, keys: RoomKeys) -> int:
+        return self.replicas.replicas_for(keys.room) if self.replicas.enabled else 0
+
     async def commit(self, room_id: str, t: Transition) -> Committed | Conflict | Duplicate:
         keys = self.keys(room_id)
+        wanted = self._replicas_for(keys)
         args: list[Any] = [
             t.expected_version,
             t.record,
@@ -184,26 +217,65 @@ class RedisStore:
             t.cache_field,
             t.cache_value,
             t.cache_size,
-            t.publish,
+            b"" if wanted else t.publish,  # published below, once replicated
             len(t.seats),
         ]
         for name, value in t.seats.items():
             args += [name, value]
         args.append(len(t.events))
         args += t.events
-        reply = await self._transition(keys=keys.transition(), args=args)
+        if not wanted:
+            reply = await self._transition(keys=keys.transition(), args=args)
+        else:
+            reply, confirmed = await self.replicas.eval(
+                self._transition, keys.transition(), args, wanted
+            )
+            if int(reply[0]) in (1, 2) and confirmed < wanted:
+                raise NotReplicatedError(f"{confirmed} of {wanted} replicas confirmed in time")
         kind = int(reply[0])
         if kind == 1:
+            if wanted and t.publish:
+                await self._publish(keys, t.publish)
             return Committed(int(reply[1]), int(reply[2]), int(reply[3]))
         if kind == 2:
             cached = parse_cached(reply[1])
             assert cached is not None
+            if wanted:
+                await self._republish(room_id, cached.seq)
             return cached
         version, seq, record = int(reply[1]), int(reply[2]), reply[3]
         return Conflict(StoredRoom(version, seq, record) if version else None)
 
     async def cached_result(self, room_id: str, key: str) -> Duplicate | None:
-        return parse_cached(await self.redis.hget(self.keys(room_id).results, key))
+        keys = self.keys(room_id)
+        wanted = self._replicas_for(keys)
+        if not wanted:
+            return parse_cached(await self.redis.hget(keys.results, key))
+        raw, confirmed = await self.replicas.eval(self._cached_result, [keys.results], [key],
+                                                  wanted)  # fmt: skip
+        cached = parse_cached(raw)
+        if cached is not None:
+            if confirmed < wanted:
+                raise NotReplicatedError(f"{confirmed} of {wanted} replicas confirmed in time")
+            await self._republish(room_id, cached.seq)
+        return cached
+
+    async def _publish(self, keys: RoomKeys, message: bytes) -> None:
+        """Publish replicated events. The transition stands even if this fails: subscribers
+        find the events in the log at the next gap or after resubscribing."""
+        try:
+            await self.redis.spublish(keys.channel, message)
+        except TRANSIENT_ERRORS as exc:
+            log.warning("events on %s committed but not published: %s", keys.channel, exc)
+
+    async def _republish(self, room_id: str, seq: int) -> None:
+        """A retry found its first execution, which may never have been published (its wait
+        fell short): publish the room's event at ``seq`` again. A subscriber that has it drops
+        it; one that is behind reads the gap from the log."""
+        found = await self.read_events(room_id, seq - 1, count=1)
+        if found and found[0][0] == seq:
+            batch = wire.encode_batch([wire.from_log(seq, found[0][1])])
+            await self._publish(self.keys(room_id), batch)
 
     async def read_events(
         self, room_id: str, after_seq: int, count: int | None = None
