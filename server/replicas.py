@@ -103,6 +103,7 @@ class ReplicaWait:
             # Like the cluster client: fresh connections next time, and a fresh slot map.
             node.update_active_connections_for_reconnect()
             await node.disconnect_free_connections()
+            self.client.nodes_manager.move_node_to_end_of_cached_nodes(node.name)
             await self.refresh()
             raise
         results = [command.result for command in queued]

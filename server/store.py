@@ -28,10 +28,15 @@ seat changes, log append, record write, TTLs, and the sharded publication (``SPU
 ``<prefix>{room:<id>}:events``) of the events themselves, so other processes need not read the
 log. The deadline and the index are hints outside the room's slot, written only when they
 change (a new turn with a timer, a join, the game's end), never on a plain roll or hold.
+
+When replicas must confirm a transition (on a Cluster by default, see :class:`RedisStore`), the
+script runs with ``WAIT`` on the same connection (:mod:`server.replicas`) and does not publish:
+the store publishes the events once a replica confirmed them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import zlib
 from collections.abc import Awaitable, Callable
@@ -70,6 +75,7 @@ __all__ = [
 
 log = logging.getLogger("yahtzee.store")
 _T = TypeVar("_T")
+_Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # a client method's name, args, kwargs
 
 _TRANSITION = (Path(__file__).parent / "transition.lua").read_text(encoding="utf-8")
 
@@ -93,6 +99,13 @@ if score and tonumber(score) <= tonumber(ARGV[2]) then
   return 1
 end
 return 0
+"""
+
+
+# A room's lobby entry: its expiry in the bucket's index, its summary beside it (one slot).
+_INDEX_PUT = """
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 """
 
 
@@ -165,6 +178,7 @@ class RedisStore:
         self.replicas = ReplicaWait(redis, min_replicas, replication_timeout)
         self._transition = redis.register_script(_TRANSITION)
         self._cached_result = redis.register_script(_CACHED_RESULT)
+        self._index_put = redis.register_script(_INDEX_PUT)
         self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
         self._claim_lease = redis.register_script(_CLAIM_LEASE)
         self._spectators = redis.register_script(_SPECTATORS)
@@ -304,38 +318,34 @@ class RedisStore:
 
     async def index_put(self, room_id: str, summary: bytes, expires_ms: int) -> None:
         bucket = self.bucket_of(room_id)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zadd(self._global("rooms", bucket), {room_id: expires_ms})
-        pipe.hset(self._global("rooms:info", bucket), room_id, summary)
-        await pipe.execute()
+        keys = [self._global("rooms", bucket), self._global("rooms:info", bucket)]
+        await self._index_put(keys=keys, args=[room_id, expires_ms, summary])
 
     async def index_list(self, now: int, limit: int) -> list[bytes]:
         """Summaries of live rooms, most recently active first (expired entries pruned).
         A bucket whose node does not answer (a Cluster master failing over) is left out."""
         buckets = range(self.buckets)
-        pipe = self.redis.pipeline(transaction=False)
+        calls: list[_Call] = []
         for bucket in buckets:  # one round trip for every bucket's expired and live rooms
             index = self._global("rooms", bucket)
-            pipe.zrangebyscore(index, "-inf", now, start=0, num=1000)
-            pipe.zrevrangebyscore(index, "+inf", f"({now}", start=0, num=limit, withscores=True)
-        replies = _answered("rooms", await pipe.execute(raise_on_error=False), 2)
-        pipe = self.redis.pipeline(transaction=False)
+            calls.append(("zrangebyscore", (index, "-inf", now), {"start": 0, "num": 1000}))
+            calls.append(("zrevrangebyscore", (index, "+inf", f"({now}"),
+                          {"start": 0, "num": limit, "withscores": True}))  # fmt: skip
+        replies = _answered("rooms", await self._batch(calls), 2)
+        calls = []
         listed: list[tuple[int, list[tuple[bytes, float]]]] = []  # (reply position, live rooms)
-        position = 0
         for bucket in buckets:
             expired, live = replies[2 * bucket], replies[2 * bucket + 1]
             if expired is None or live is None:
                 continue
             index, info = self._global("rooms", bucket), self._global("rooms:info", bucket)
             if expired:
-                pipe.zrem(index, *expired)
-                pipe.hdel(info, *expired)
-                position += 2
+                calls.append(("zrem", (index, *expired), {}))
+                calls.append(("hdel", (info, *expired), {}))
             if live:
-                pipe.hmget(info, [room for room, _ in live])
-                listed.append((position, live))
-                position += 1
-        replies = await pipe.execute(raise_on_error=False) if position else []
+                listed.append((len(calls), live))
+                calls.append(("hmget", (info, [room for room, _ in live]), {}))
+        replies = await self._batch(calls) if calls else []
         found = [
             (score, summary)
             for at, live in listed
@@ -345,6 +355,19 @@ class RedisStore:
         ]
         found.sort(key=lambda item: -item[0])
         return [summary for _, summary in found[:limit]]
+
+    async def _batch(self, calls: list[_Call]) -> list[Any]:
+        """Several commands; their replies (or errors) in order. On a single Redis one pipeline;
+        on a Cluster each command on its own, all at once: the cluster client's pipeline, when
+        a node fails, closes the connections to every node, failing other commands in flight."""
+        if self.replicas.cluster:
+            calling = (getattr(self.redis, name)(*a, **kw) for name, a, kw in calls)
+            return list(await asyncio.gather(*calling, return_exceptions=True))
+        pipe = self.redis.pipeline(transaction=False)
+        for name, a, kw in calls:
+            getattr(pipe, name)(*a, **kw)
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return replies
 
     async def _each_bucket(self, name: str, read: Callable[[int], Awaitable[list[_T]]]) -> list[_T]:
         """``read`` every bucket, one after the other (each read stays in its bucket's slot).
