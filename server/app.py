@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from starlette.applications import Starlette
@@ -39,6 +38,7 @@ from protocol.transport import (
     select_subprotocol,
 )
 from server import background, http
+from server.cluster_client import cluster_client
 from server.computers import Advisor
 from server.embedded_redis import EmbeddedRedis, start_embedded
 from server.feed import ClusterNodes, Feed, SingleNode
@@ -65,9 +65,10 @@ def redis_client(url: str, settings: Settings) -> Any:
     the slots are discovered from it): the same timeouts, at most ``redis_max_connections``
     connections per node (beyond that a call fails at once with ``unavailable``: the cluster
     client has no blocking pool), and a call that meets a failed node is retried after the slot
-    map is refreshed, so a promoted replica is found."""
+    map is refreshed, so a promoted replica is found (:mod:`server.cluster_client`: a refresh
+    no longer fails on the dead node)."""
     if settings.redis_cluster:
-        return RedisCluster.from_url(
+        return cluster_client(
             url,
             max_connections=settings.redis_max_connections,
             socket_timeout=settings.redis_timeout_seconds,
@@ -213,7 +214,13 @@ def _install_sigterm(rt: Runtime) -> Callable[[], None]:
 def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Runtime:
     client = redis_client(url, settings)
     metrics = Metrics()
-    store = RedisStore(client, settings.redis_prefix, settings.redis_buckets)
+    store = RedisStore(
+        client,
+        settings.redis_prefix,
+        settings.redis_buckets,
+        min_replicas=settings.min_replicas,
+        replication_timeout=settings.replication_timeout_seconds,
+    )
     kicks: list[Callable[[str], None]] = []
 
     def on_kick(conn_id: str) -> None:

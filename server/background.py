@@ -12,6 +12,7 @@ import redis.exceptions
 from protocol.transport import CloseCode
 from server.feed import raise_if_cancelling
 from server.runtime import Runtime
+from server.service import UnavailableError
 
 __all__ = ["start_loops"]
 
@@ -26,7 +27,8 @@ async def _every(
     while True:
         try:
             await job()
-        except (redis.exceptions.RedisError, OSError) as exc:
+        except (redis.exceptions.RedisError, OSError, UnavailableError) as exc:
+            # (UnavailableError: a room's transition met a failing Redis node)
             raise_if_cancelling()
             rt.metrics.redis_errors.labels(name).inc()
             log.warning("%s: %s", name, exc)

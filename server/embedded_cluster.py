@@ -121,13 +121,18 @@ class EmbeddedCluster:
             raise
         return self.url
 
-    def _spawn(self, binary: str, replica_of: int | None) -> ClusterNodeProcess:
+    def _spawn(
+        self, binary: str, replica_of: int | None, ports: tuple[int, int] | None = None
+    ) -> ClusterNodeProcess:
         assert self._tmpdir is not None
-        port, bus = _free_port("127.0.0.1"), _free_port("127.0.0.1")
-        while bus == port:
-            bus = _free_port("127.0.0.1")
+        if ports is None:
+            port, bus = _free_port("127.0.0.1"), _free_port("127.0.0.1")
+            while bus == port:
+                bus = _free_port("127.0.0.1")
+        else:
+            port, bus = ports
         log_path = Path(self._tmpdir) / f"node-{port}.log"
-        with log_path.open("wb") as log:
+        with log_path.open("ab") as log:
             process = subprocess.Popen(
                 [
                     binary,
@@ -232,6 +237,16 @@ class EmbeddedCluster:
         if node.alive:
             node.process.send_signal(signal.SIGKILL)
             node.process.wait(timeout=10)
+
+    def restart(self, node: ClusterNodeProcess) -> None:
+        """Start a killed node again on its ports with its cluster config (its identity): it
+        rejoins, as a replica of whoever took its slots meanwhile. Returns once the cluster is
+        healthy again (every replica's link to its master up)."""
+        if node.alive:
+            return
+        fresh = self._spawn(self.binary or find_server_binary(), None, (node.port, node.bus_port))
+        node.process, node.log_path = fresh.process, fresh.log_path
+        self._wait(self.healthy, "take the restarted node back")
 
     def wait_promoted(self, dead: ClusterNodeProcess, timeout: float = 30.0) -> ClusterNodeProcess:
         """Wait until another node serves the slots of the killed master ``dead``; returns it."""

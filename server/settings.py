@@ -34,6 +34,15 @@ class Settings:
     redis_max_connections: int = field(default=200, metadata=_env("YAHTZEE_REDIS_CONNECTIONS"))
     #: Seconds a Redis call may take before the command fails with ``unavailable`` (retryable).
     redis_timeout_seconds: float = field(default=1.0, metadata=_env("YAHTZEE_REDIS_TIMEOUT"))
+    #: Replicas that must confirm a room's transition (``WAIT``) before its command is acked
+    #: and its events published; fewer in time: the command fails with ``unavailable`` and its
+    #: retry returns the first execution's result once confirmed. Unset: 1 on a Cluster for a
+    #: master that has a replica, else 0 (a single Redis: no waiting).
+    min_replicas: int | None = field(default=None, metadata=_env("YAHTZEE_MIN_REPLICAS"))
+    #: Seconds a transition waits for its replicas (less than ``redis_timeout_seconds``).
+    replication_timeout_seconds: float = field(
+        default=0.5, metadata=_env("YAHTZEE_REPLICATION_TIMEOUT")
+    )
     host: str = field(default="127.0.0.1", metadata=_env("HOST"))
     port: int = field(default=8000, metadata=_env("PORT"))
     #: Seconds a finished room (state, log, seats) is kept for replays before it expires.
@@ -137,12 +146,16 @@ class Settings:
             raise ValueError("setting computer_delay_ms must be 0..10000")
         if self.absent_turn_seconds < 0:
             raise ValueError("setting absent_turn_seconds must not be negative")
+        if self.min_replicas is not None and self.min_replicas < 0:
+            raise ValueError("setting min_replicas must not be negative")
+        if not 0 < self.replication_timeout_seconds < self.redis_timeout_seconds:
+            raise ValueError("setting replication_timeout_seconds must be in (0, redis_timeout)")
 
 
 def _convert(annotation: object, env_name: str, raw: str) -> Any:
     text = str(annotation)
     try:
-        if text == "int":
+        if text in ("int", "int | None"):
             return int(raw)
         if text == "float":
             return float(raw)

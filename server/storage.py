@@ -14,6 +14,7 @@ __all__ = [
     "Committed",
     "Conflict",
     "Duplicate",
+    "NotReplicatedError",
     "Store",
     "StoredRoom",
     "Transition",
@@ -21,6 +22,14 @@ __all__ = [
     "parse_cached",
     "parse_lease",
 ]
+
+
+class NotReplicatedError(redis.exceptions.RedisError):
+    """A transition is on its master, but fewer replicas than required confirmed it in time
+    (``WAIT``): it could be lost if that master failed now, so it is not acknowledged and its
+    events are not published. Retryable: the retry finds the first execution's result in the
+    idempotency cache and returns it once a replica confirmed it."""
+
 
 #: Errors after which a command may simply be retried (``unavailable``): the connection failed
 #: or timed out, or a Cluster is failing over (the slot's master is down until its replica is
@@ -31,6 +40,7 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     redis.exceptions.ClusterDownError,
     redis.exceptions.TryAgainError,
     redis.exceptions.SlotNotCoveredError,
+    NotReplicatedError,
 )
 
 

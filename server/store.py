@@ -28,10 +28,15 @@ seat changes, log append, record write, TTLs, and the sharded publication (``SPU
 ``<prefix>{room:<id>}:events``) of the events themselves, so other processes need not read the
 log. The deadline and the index are hints outside the room's slot, written only when they
 change (a new turn with a timer, a join, the game's end), never on a plain roll or hold.
+
+When replicas must confirm a transition (on a Cluster by default, see :class:`RedisStore`), the
+script runs with ``WAIT`` on the same connection (:mod:`server.replicas`) and does not publish:
+the store publishes the events once a replica confirmed them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import zlib
 from collections.abc import Awaitable, Callable
@@ -39,11 +44,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from server import wire
+from server.replicas import ReplicaWait
 from server.storage import (
     TRANSIENT_ERRORS,
     Committed,
     Conflict,
     Duplicate,
+    NotReplicatedError,
     Store,
     StoredRoom,
     Transition,
@@ -67,6 +75,7 @@ __all__ = [
 
 log = logging.getLogger("yahtzee.store")
 _T = TypeVar("_T")
+_Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # a client method's name, args, kwargs
 
 _TRANSITION = (Path(__file__).parent / "transition.lua").read_text(encoding="utf-8")
 
@@ -90,6 +99,24 @@ if score and tonumber(score) <= tonumber(ARGV[2]) then
   return 1
 end
 return 0
+"""
+
+
+# A room's lobby entry: its expiry in the bucket's index, its summary beside it (one slot).
+_INDEX_PUT = """
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+"""
+
+
+# The idempotency cache's entry for ARGV[1], written again when present: the write makes the
+# WAIT that follows on the same connection cover the first execution's writes too.
+_CACHED_RESULT = """
+local cached = redis.call('HGET', KEYS[1], ARGV[1])
+if cached then
+  redis.call('HSET', KEYS[1], ARGV[1], cached)
+end
+return cached
 """
 
 
@@ -128,14 +155,30 @@ class RoomKeys:
 
 
 class RedisStore:
-    """:class:`Store` on Redis or Redis Cluster (redis-py's asyncio clients)."""
+    """:class:`Store` on Redis or Redis Cluster (redis-py's asyncio clients).
 
-    def __init__(self, redis: Any, prefix: str = "yz:", buckets: int = 8) -> None:
+    ``min_replicas`` (None: 1 on a Cluster master that has a replica, else 0) replicas must
+    confirm a transition within ``replication_timeout`` seconds before :meth:`commit` returns
+    it; then its events are published (not by the script). Fewer in time:
+    :class:`NotReplicatedError` (retryable; the retry's duplicate is confirmed the same way)."""
+
+    def __init__(
+        self,
+        redis: Any,
+        prefix: str = "yz:",
+        buckets: int = 8,
+        *,
+        min_replicas: int | None = 0,
+        replication_timeout: float = 0.5,
+    ) -> None:
         # redis-py's return types are unions over decode_responses; this client returns bytes.
         self.redis: Any = redis
         self.prefix = prefix
         self.buckets = max(1, buckets)
+        self.replicas = ReplicaWait(redis, min_replicas, replication_timeout)
         self._transition = redis.register_script(_TRANSITION)
+        self._cached_result = redis.register_script(_CACHED_RESULT)
+        self._index_put = redis.register_script(_INDEX_PUT)
         self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
         self._claim_lease = redis.register_script(_CLAIM_LEASE)
         self._spectators = redis.register_script(_SPECTATORS)
@@ -174,8 +217,12 @@ class RedisStore:
             return None
         return StoredRoom(int(version), int(seq or 0), record)
 
+    def _replicas_for(self, keys: RoomKeys) -> int:
+        return self.replicas.replicas_for(keys.room) if self.replicas.enabled else 0
+
     async def commit(self, room_id: str, t: Transition) -> Committed | Conflict | Duplicate:
         keys = self.keys(room_id)
+        wanted = self._replicas_for(keys)
         args: list[Any] = [
             t.expected_version,
             t.record,
@@ -184,26 +231,65 @@ class RedisStore:
             t.cache_field,
             t.cache_value,
             t.cache_size,
-            t.publish,
+            b"" if wanted else t.publish,  # published below, once replicated
             len(t.seats),
         ]
         for name, value in t.seats.items():
             args += [name, value]
         args.append(len(t.events))
         args += t.events
-        reply = await self._transition(keys=keys.transition(), args=args)
+        if not wanted:
+            reply = await self._transition(keys=keys.transition(), args=args)
+        else:
+            reply, confirmed = await self.replicas.eval(
+                self._transition, keys.transition(), args, wanted
+            )
+            if int(reply[0]) in (1, 2) and confirmed < wanted:
+                raise NotReplicatedError(f"{confirmed} of {wanted} replicas confirmed in time")
         kind = int(reply[0])
         if kind == 1:
+            if wanted and t.publish:
+                await self._publish(keys, t.publish)
             return Committed(int(reply[1]), int(reply[2]), int(reply[3]))
         if kind == 2:
             cached = parse_cached(reply[1])
             assert cached is not None
+            if wanted:
+                await self._republish(room_id, cached.seq)
             return cached
         version, seq, record = int(reply[1]), int(reply[2]), reply[3]
         return Conflict(StoredRoom(version, seq, record) if version else None)
 
     async def cached_result(self, room_id: str, key: str) -> Duplicate | None:
-        return parse_cached(await self.redis.hget(self.keys(room_id).results, key))
+        keys = self.keys(room_id)
+        wanted = self._replicas_for(keys)
+        if not wanted:
+            return parse_cached(await self.redis.hget(keys.results, key))
+        raw, confirmed = await self.replicas.eval(self._cached_result, [keys.results], [key],
+                                                  wanted)  # fmt: skip
+        cached = parse_cached(raw)
+        if cached is not None:
+            if confirmed < wanted:
+                raise NotReplicatedError(f"{confirmed} of {wanted} replicas confirmed in time")
+            await self._republish(room_id, cached.seq)
+        return cached
+
+    async def _publish(self, keys: RoomKeys, message: bytes) -> None:
+        """Publish replicated events. The transition stands even if this fails: subscribers
+        find the events in the log at the next gap or after resubscribing."""
+        try:
+            await self.redis.spublish(keys.channel, message)
+        except TRANSIENT_ERRORS as exc:
+            log.warning("events on %s committed but not published: %s", keys.channel, exc)
+
+    async def _republish(self, room_id: str, seq: int) -> None:
+        """A retry found its first execution, which may never have been published (its wait
+        fell short): publish the room's event at ``seq`` again. A subscriber that has it drops
+        it; one that is behind reads the gap from the log."""
+        found = await self.read_events(room_id, seq - 1, count=1)
+        if found and found[0][0] == seq:
+            batch = wire.encode_batch([wire.from_log(seq, found[0][1])])
+            await self._publish(self.keys(room_id), batch)
 
     async def read_events(
         self, room_id: str, after_seq: int, count: int | None = None
@@ -232,38 +318,34 @@ class RedisStore:
 
     async def index_put(self, room_id: str, summary: bytes, expires_ms: int) -> None:
         bucket = self.bucket_of(room_id)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zadd(self._global("rooms", bucket), {room_id: expires_ms})
-        pipe.hset(self._global("rooms:info", bucket), room_id, summary)
-        await pipe.execute()
+        keys = [self._global("rooms", bucket), self._global("rooms:info", bucket)]
+        await self._index_put(keys=keys, args=[room_id, expires_ms, summary])
 
     async def index_list(self, now: int, limit: int) -> list[bytes]:
         """Summaries of live rooms, most recently active first (expired entries pruned).
         A bucket whose node does not answer (a Cluster master failing over) is left out."""
         buckets = range(self.buckets)
-        pipe = self.redis.pipeline(transaction=False)
+        calls: list[_Call] = []
         for bucket in buckets:  # one round trip for every bucket's expired and live rooms
             index = self._global("rooms", bucket)
-            pipe.zrangebyscore(index, "-inf", now, start=0, num=1000)
-            pipe.zrevrangebyscore(index, "+inf", f"({now}", start=0, num=limit, withscores=True)
-        replies = _answered("rooms", await pipe.execute(raise_on_error=False), 2)
-        pipe = self.redis.pipeline(transaction=False)
+            calls.append(("zrangebyscore", (index, "-inf", now), {"start": 0, "num": 1000}))
+            calls.append(("zrevrangebyscore", (index, "+inf", f"({now}"),
+                          {"start": 0, "num": limit, "withscores": True}))  # fmt: skip
+        replies = _answered("rooms", await self._batch(calls), 2)
+        calls = []
         listed: list[tuple[int, list[tuple[bytes, float]]]] = []  # (reply position, live rooms)
-        position = 0
         for bucket in buckets:
             expired, live = replies[2 * bucket], replies[2 * bucket + 1]
             if expired is None or live is None:
                 continue
             index, info = self._global("rooms", bucket), self._global("rooms:info", bucket)
             if expired:
-                pipe.zrem(index, *expired)
-                pipe.hdel(info, *expired)
-                position += 2
+                calls.append(("zrem", (index, *expired), {}))
+                calls.append(("hdel", (info, *expired), {}))
             if live:
-                pipe.hmget(info, [room for room, _ in live])
-                listed.append((position, live))
-                position += 1
-        replies = await pipe.execute(raise_on_error=False) if position else []
+                listed.append((len(calls), live))
+                calls.append(("hmget", (info, [room for room, _ in live]), {}))
+        replies = await self._batch(calls) if calls else []
         found = [
             (score, summary)
             for at, live in listed
@@ -273,6 +355,19 @@ class RedisStore:
         ]
         found.sort(key=lambda item: -item[0])
         return [summary for _, summary in found[:limit]]
+
+    async def _batch(self, calls: list[_Call]) -> list[Any]:
+        """Several commands; their replies (or errors) in order. On a single Redis one pipeline;
+        on a Cluster each command on its own, all at once: the cluster client's pipeline, when
+        a node fails, closes the connections to every node, failing other commands in flight."""
+        if self.replicas.cluster:
+            calling = (getattr(self.redis, name)(*a, **kw) for name, a, kw in calls)
+            return list(await asyncio.gather(*calling, return_exceptions=True))
+        pipe = self.redis.pipeline(transaction=False)
+        for name, a, kw in calls:
+            getattr(pipe, name)(*a, **kw)
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        return replies
 
     async def _each_bucket(self, name: str, read: Callable[[int], Awaitable[list[_T]]]) -> list[_T]:
         """``read`` every bucket, one after the other (each read stays in its bucket's slot).

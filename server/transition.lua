@@ -24,10 +24,13 @@
 --   {0, version, seq, record}               the version moved: nothing written; the fresh
 --                                           record comes back so the caller needs no reload
 --   {2, cached}                             this command already ran: its "<seq>|<result>"
+--                                           (the entry is written again, see above)
 
 if ARGV[5] ~= '' then
   local cached = redis.call('HGET', KEYS[4], ARGV[5])
   if cached then
+    -- written again: a WAIT after this script then covers the first execution's writes too
+    redis.call('HSET', KEYS[4], ARGV[5], cached)
     return {2, cached}
   end
 end

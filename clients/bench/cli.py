@@ -29,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--encoding", choices=[e.value for e in Encoding], default=Encoding.MSGPACK.value
     )
     parser.add_argument("--workers", type=int, default=1, help="game server workers (1)")
+    parser.add_argument(
+        "--redis-cluster", action="store_true",
+        help="run the game server on an embedded Redis Cluster (3 masters, a replica each, as "
+        "`.ci/dev.py cluster` does); --workers is then the number of server processes, each on "
+        "its own port, and every room's connections take them in turn",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="closed-loop A/B round pairs (3)")
     parser.add_argument("--round-seconds", type=float, default=5.0, help="seconds a round (5)")
     parser.add_argument(
@@ -66,6 +72,7 @@ def options_from(args: argparse.Namespace) -> Options:
         idle_connections=args.idle_connections,
         heartbeat=args.heartbeat,
         progress=not args.quiet,
+        redis_cluster=args.redis_cluster,
     )
     if args.spectators:
         opts.rooms, opts.players, opts.room_spectators = 1, 4, args.spectators

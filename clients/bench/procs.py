@@ -2,14 +2,18 @@
 
 ``yahtzee serve`` is started as ``python -m server.cli serve`` (a subprocess: the bench never
 imports the server); without ``REDIS_URL`` it starts its own embedded Valkey as a child, so the
-tree of the serve process holds the workers and their Redis. Each bare server process is
-``python -m clients.bench.bare`` on a port of its own.
+tree of the serve process holds the workers and their Redis. On a Redis Cluster
+(``--redis-cluster``) it is ``python -m server.cluster_demo`` (what ``.ci/dev.py cluster``
+runs): an embedded cluster of 3 masters with a replica each and N server processes on
+consecutive ports, all children of that one process, so their CPU is counted the same way.
+Each bare server process is ``python -m clients.bench.bare`` on a port of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -20,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["Cost", "ServerGroup", "free_port", "start_bare", "start_game"]
+__all__ = ["Cost", "ServerGroup", "free_port", "start_bare", "start_game", "start_game_on_cluster"]
 
 REDIS_NAMES = ("valkey", "redis")
 READY_TIMEOUT = 60.0
@@ -32,6 +36,22 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def free_ports_in_a_row(count: int) -> int:
+    """The first of ``count`` consecutive free ports, below the kernel's ephemeral range (the
+    cluster's nodes, started after this choice, take ephemeral ports)."""
+    rng = random.Random()
+    for _ in range(500):
+        first = rng.randrange(20_000, 32_000 - count)
+        try:
+            for port in range(first, first + count):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError(f"no {count} consecutive free ports")
 
 
 @dataclass(frozen=True)
@@ -134,20 +154,33 @@ def _wait_ready(group: ServerGroup, path: str) -> None:
             time.sleep(READY_POLL)
 
 
-def start_game(workers: int, env: dict[str, str], directory: Path) -> ServerGroup:
-    """``yahtzee serve --workers N`` on a free port; returns once ``/readyz`` answers."""
-    port = free_port()
-    group = ServerGroup("game", [port])
-    argv = [sys.executable, "-m", "server.cli", "serve", "--port", str(port)]
-    argv += ["--workers", str(workers)]
-    group.log_paths.append(directory / "game.log")
-    group.processes.append(_spawn(argv, {**os.environ, **env}, group.log_paths[-1]))
+def _start_game(group: ServerGroup, argv: list[str], env: dict[str, str], log: Path) -> ServerGroup:
+    group.log_paths.append(log)
+    group.processes.append(_spawn(argv, {**os.environ, **env}, log))
     try:
         _wait_ready(group, "/readyz")
     except BaseException:
         group.stop()
         raise
     return group
+
+
+def start_game(workers: int, env: dict[str, str], directory: Path) -> ServerGroup:
+    """``yahtzee serve --workers N`` on a free port; returns once ``/readyz`` answers."""
+    port = free_port()
+    argv = [sys.executable, "-m", "server.cli", "serve", "--port", str(port)]
+    argv += ["--workers", str(workers)]
+    return _start_game(ServerGroup("game", [port]), argv, env, directory / "game.log")
+
+
+def start_game_on_cluster(servers: int, env: dict[str, str], directory: Path) -> ServerGroup:
+    """An embedded Redis Cluster and ``servers`` game server processes on it (consecutive free
+    ports); returns once every process's ``/readyz`` answers."""
+    port = free_ports_in_a_row(servers)
+    argv = [sys.executable, "-m", "server.cluster_demo", "--servers", str(servers)]
+    argv += ["--port", str(port)]
+    group = ServerGroup("game", list(range(port, port + servers)))
+    return _start_game(group, argv, env, directory / "game-cluster.log")
 
 
 def start_bare(processes: int, heartbeat: float, directory: Path) -> ServerGroup:

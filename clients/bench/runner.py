@@ -33,7 +33,7 @@ from websockets.typing import Subprotocol
 
 from clients.bench.bare import ROOM_PATH
 from clients.bench.pacing import Clock, LoopClock, Pace, closed_loop, open_loop
-from clients.bench.procs import ServerGroup, start_bare, start_game
+from clients.bench.procs import ServerGroup, start_bare, start_game, start_game_on_cluster
 from clients.bench.report import BenchReport, Figures, ratios
 from clients.bench.targets import BareRoom, GameRoom, RoomShape, Sink
 from clients.client import ClientClosedError, CommandError, ConnectionFailedError
@@ -72,6 +72,8 @@ class Options:
     idle_connections: int = 0
     heartbeat: float = 20.0
     progress: bool = True
+    #: the game server on an embedded Redis Cluster, ``workers`` server processes on it
+    redis_cluster: bool = False
 
 
 class Room(Protocol):
@@ -249,10 +251,12 @@ async def standard(
     shape = RoomShape(opts.players, opts.room_spectators, opts.encoding)
     game = Fleet("game", game_group)
     bare = Fleet("bare", bare_group)
-    game_url = f"ws://127.0.0.1:{game_group.ports[0]}/ws"
+    game_urls = [f"ws://127.0.0.1:{port}/ws" for port in game_group.ports]
 
     def game_room(i: int) -> Room:
-        return GameRoom(game_url, i, shape, clock, game.current)
+        # several processes (on a cluster): the room's connections take them in turn
+        k = i % len(game_urls)
+        return GameRoom(game_urls[k:] + game_urls[:k], i, shape, clock, game.current)
 
     def bare_room(i: int) -> Room:
         port = bare_group.ports[i % len(bare_group.ports)]
@@ -422,10 +426,17 @@ def _scenario(opts: Options) -> dict[str, Any]:
         "heartbeat_seconds": opts.heartbeat,
         "rates": opts.rates,
         # Without REDIS_URL the game server runs its own embedded Valkey, whose CPU is counted.
-        "redis": "external (REDIS_URL: CPU not counted)"
-        if os.environ.get("REDIS_URL")
-        else "embedded (a child of the game server: CPU counted)",
+        "redis": _redis_kind(opts),
     }
+
+
+def _redis_kind(opts: Options) -> str:
+    if opts.redis_cluster:
+        return (f"embedded Redis Cluster, 3 masters + 3 replicas (CPU counted), "
+                f"{opts.workers} server process(es)")  # fmt: skip
+    if os.environ.get("REDIS_URL"):
+        return "external (REDIS_URL: CPU not counted)"
+    return "embedded (a child of the game server: CPU counted)"
 
 
 async def run(opts: Options, workdir: Path | None = None) -> BenchReport:
@@ -435,11 +446,12 @@ async def run(opts: Options, workdir: Path | None = None) -> BenchReport:
     with tempfile.TemporaryDirectory(prefix="yahtzee-bench-") as tmp:
         directory = workdir or Path(tmp)
         env = {**GAME_ENV, "YAHTZEE_HEARTBEAT_SECONDS": str(opts.heartbeat)}
-        if os.environ.get("REDIS_URL"):
+        if os.environ.get("REDIS_URL") and not opts.redis_cluster:
             # A shared Redis: keys of our own (its CPU is not in our process tree).
             env["REDIS_PREFIX"] = f"bench{secrets.token_hex(4)}:"
         workers = 1 if opts.idle_connections else opts.workers
-        game_group = await asyncio.to_thread(start_game, workers, env, directory)
+        start = start_game_on_cluster if opts.redis_cluster else start_game
+        game_group = await asyncio.to_thread(start, workers, env, directory)
         try:
             bare_group = await asyncio.to_thread(start_bare, workers, opts.heartbeat, directory)
             try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import websockets
@@ -81,21 +81,30 @@ class _BenchClient(Client):
 
 
 class GameRoom:
-    """One room of the game server with its players and spectators, playing game after game."""
+    """One room of the game server with its players and spectators, playing game after game.
+    With several URLs (server processes) the room's connections take them in turn."""
 
     def __init__(
-        self, url: str, index: int, shape: RoomShape, clock: Clock, sink: Callable[[], Sink]
+        self,
+        url: str | Sequence[str],
+        index: int,
+        shape: RoomShape,
+        clock: Clock,
+        sink: Callable[[], Sink],
     ) -> None:
         self.clock = clock
         self.shape = shape
         self.sink = sink
+        urls = [url] if isinstance(url, str) else list(url)
         self.players = [
-            _BenchClient(url, f"r{index}p{i}", self, shape.encoding) for i in range(shape.players)
+            _BenchClient(urls[i % len(urls)], f"r{index}p{i}", self, shape.encoding)
+            for i in range(shape.players)
         ]
         self.spectators = [
-            _BenchClient(url, f"r{index}s{i}", self, shape.encoding)
+            _BenchClient(urls[(shape.players + i) % len(urls)], f"r{index}s{i}", self,
+                         shape.encoding)
             for i in range(shape.spectators)
-        ]
+        ]  # fmt: skip
         self.streams: dict[str, RoomStreams] = {}
         self.current: RoomStreams | None = None
         self.seq = 0  # the room's seq after the last command

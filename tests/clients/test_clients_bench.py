@@ -286,6 +286,28 @@ def test_a_short_bench_run_reports_every_figure_and_verifies_the_streams() -> No
     }
 
 
+def test_a_short_bench_run_on_the_embedded_cluster_with_two_processes_verifies_the_streams() -> (
+    None
+):
+    # The game server on a 3-master Redis Cluster (with replicas: every transition waits for
+    # one), two server processes, each room's connections spread over both.
+    code, report, stderr = run_bench(
+        "--redis-cluster", "--workers", "2", "--rooms", "2", "--players", "2",
+        "--room-spectators", "1", "--rounds", "1", "--round-seconds", "1", "--rates", "20",
+    )  # fmt: skip
+    assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
+    assert report["ok"]
+    assert report["verification"] == {"ok": True, "violations": []}
+    assert report["failures"] == []
+    assert report["scenario"]["workers"] == 2
+    assert report["scenario"]["redis"].startswith("embedded Redis Cluster")
+    check_pair(report["closed_loop"])
+    for entry in report["open_loop"]:
+        check_pair(entry)
+    game = report["closed_loop"]["game"]
+    assert game["cpu_ms_per_command"]["redis"] > 0  # the cluster's nodes are counted
+
+
 def test_idle_connections_report_rss_per_connection() -> None:
     code, report, stderr = run_bench("--idle-connections", "50", "--heartbeat", "0.5")
     assert code == 0, stderr
