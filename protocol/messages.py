@@ -278,7 +278,15 @@ class DecisionReview(Object, frozen=True, kw_only=True):
     `bonus_turn`). Expected values are expected final scores of the player."""
 
     player: PlayerId
-    turn: Annotated[Round, Meta(description="The player's turn (1-based).")]
+    turn: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SAFE_INTEGER,
+            description="The player's turn, counting every `turn_changed` naming the player "
+            "(1-based); under `bonus_turn` it may exceed the number of boxes.",
+        ),
+    ]
     roll: Annotated[int, Meta(ge=1, le=3, description="The roll the decision followed.")]
     kind: Annotated[str, Meta(pattern="^(keep|box)$", description="`keep` or `box`.")]
     chosen_keep: Annotated[
@@ -291,8 +299,10 @@ class DecisionReview(Object, frozen=True, kw_only=True):
     ] = None
     chosen_box: Annotated[Box | None, Meta(description="For `box`: the box filled.")] = None
     best_box: Annotated[Box | None, Meta(description="For `box`: the best box.")] = None
-    chosen_expected: Annotated[float, Meta(description="Expected final score, as chosen.")]
-    best_expected: Annotated[float, Meta(description="Expected final score, best option.")]
+    chosen_expected: Annotated[
+        float, Meta(ge=0, description="Expected final score, as chosen.")
+    ]
+    best_expected: Annotated[float, Meta(ge=0, description="Expected final score, best option.")]
     loss: Annotated[float, Meta(ge=0, description="`best_expected` - `chosen_expected`.")]
 
 
@@ -733,12 +743,10 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
         bool, Meta(description="Whether players may ask for `hint` in this room (v1.2).")
     ] = True
     computer_delay_ms: Annotated[
-        int | None,
+        Annotated[int, Meta(ge=0, le=10_000)] | None,
         Meta(
-            ge=0,
-            le=10_000,
-            description="Pause before each move of a computer player, ms; null: the server's "
-            "default (v1.2).",
+            description="Pause before each move of a computer player, ms (0..10000); null: "
+            "the server's default (v1.2).",
         ),
     ] = None
 

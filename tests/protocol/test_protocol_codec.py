@@ -99,8 +99,13 @@ def test_encode_writes_defaults_and_nested_objects() -> None:
             "extra_yahtzees": "on",
             "joker": "forced",
             "first_player": "roll_off",
+            "upper_first": "off",
+            "bonus_turn": "off",
         },
         "create_key": None,
+        "computers": [],
+        "hints": True,
+        "computer_delay_ms": None,
     }
 
 
@@ -416,6 +421,16 @@ def test_msgpack_floats_bin_and_ext_where_a_value_is_expected_are_invalid() -> N
         {"type": "join", "id": "o", "room": "r", "name": ""},
         {"type": "join", "id": "o", "room": "", "name": "n"},
         {"type": "rejoin", "id": "o", "room": "r", "token": ""},
+        # v1.2
+        {"type": "create_room", "id": "o", "seats": 2, "public": True, "computer_delay_ms": -1},
+        {"type": "create_room", "id": "o", "seats": 2, "public": True, "computer_delay_ms": 10001},
+        {
+            "type": "create_room",
+            "id": "o",
+            "seats": 8,
+            "public": True,
+            "computers": [{"level": "easy"}] * 8,
+        },
     ],
 )
 def test_out_of_range(encoding: Encoding, value: dict[str, Any]) -> None:
