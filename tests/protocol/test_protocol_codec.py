@@ -599,3 +599,49 @@ def test_decode_result_errors() -> None:
     with pytest.raises(DecodeError) as info:
         decode_result("create_room", {"invite_code": None})
     assert info.value.code == "missing_field"
+
+
+# --------------------------------------------------------------------------------------------
+# v1.2: hint results and expected scores
+# --------------------------------------------------------------------------------------------
+
+_ROLL_OPTION = {"kind": "roll", "keep": [0, 1], "box": None, "expected": 251.842}
+
+
+def _hint_ack(**changes: Any) -> dict[str, Any]:
+    result = {"command": "hint", "player": "p", "rolls_left": 2, "options": [_ROLL_OPTION]}
+    return {"type": "ack", "id": "h", "seq": 7, "result": {**result, **changes}}
+
+
+@BOTH
+def test_a_hint_result_decodes_with_its_expected_scores_as_floats(encoding: Encoding) -> None:
+    message = decode_server(frame_of(_hint_ack(), encoding), encoding)
+    assert to_dict(message)["result"]["options"] == [_ROLL_OPTION]
+    whole = _hint_ack(options=[{**_ROLL_OPTION, "expected": 250}])  # an integer is a number too
+    option = to_dict(decode_server(frame_of(whole, encoding), encoding))["result"]["options"][0]
+    assert option["expected"] == 250.0
+    assert isinstance(option["expected"], float)
+
+
+@BOTH
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"options": []},
+        {"options": [_ROLL_OPTION] * 4},
+        {"options": [{**_ROLL_OPTION, "expected": -0.5}]},
+        {"options": [{**_ROLL_OPTION, "expected": 2000.5}]},
+        {"rolls_left": 4},
+    ],
+    ids=["no_option", "four_options", "negative_expected", "expected_too_big", "rolls_left"],
+)
+def test_a_hint_result_out_of_range_is_refused(encoding: Encoding, changes: dict[str, Any]) -> None:
+    with pytest.raises(DecodeError) as info:
+        decode_server(frame_of(_hint_ack(**changes), encoding), encoding)
+    assert info.value.code == "out_of_range"
+
+
+def test_a_nan_expected_score_is_refused_in_msgpack() -> None:
+    value = _hint_ack(options=[{**_ROLL_OPTION, "expected": math.nan}])
+    with pytest.raises(DecodeError):
+        decode_server(frame_of(value, Encoding.MSGPACK), Encoding.MSGPACK)

@@ -159,7 +159,9 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
     elif row["route"] == "/rooms/{id}/analysis":
         _validator("GameAnalysis").validate(body)
         for player in body["players"]:
-            assert player["total_loss"] == pytest.approx(sum(d["loss"] for d in player["decisions"]))
+            assert player["total_loss"] == pytest.approx(
+                sum(d["loss"] for d in player["decisions"])
+            )
             for decision in player["decisions"]:
                 assert decision["loss"] == pytest.approx(
                     decision["best_expected"] - decision["chosen_expected"]
