@@ -102,7 +102,8 @@ def test_computer_seats_are_never_the_host() -> None:
     assert from_dict(to_dict(state)) == state
     assert "computer" not in to_dict(state)["players"][1]  # a person's seat keeps its form
     state, events = apply(state, Leave("a"))
-    assert state.host is None and HostChanged not in {type(e) for e in events}
+    assert state.host is None
+    assert HostChanged not in {type(e) for e in events}
     refuse(state, Join("c3", "X", computer=""), "invalid_command")
 
 
