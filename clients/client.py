@@ -66,9 +66,12 @@ from protocol import (
     MAX_SERVER_FRAME_BYTES,
     Ack,
     AckResult,
+    AddComputer,
+    AddComputerResult,
     Box,
     CloseCode,
     Command,
+    ComputerSeat,
     CreateRoom,
     CreateRoomResult,
     DecodeError,
@@ -81,12 +84,15 @@ from protocol import (
     GetRoomResult,
     Hello,
     HelloResult,
+    Hint,
+    HintResult,
     Hold,
     HoldResult,
     Join,
     JoinResult,
     Joker,
     Leave,
+    Level,
     ListRooms,
     ListRoomsResult,
     Ping,
@@ -95,6 +101,8 @@ from protocol import (
     RejoinResult,
     Release,
     ReleaseResult,
+    RemoveComputer,
+    RemoveComputerResult,
     Roll,
     RollResult,
     RoomOptions,
@@ -107,6 +115,9 @@ from protocol import (
     SpectateResult,
     Start,
     StartResult,
+    TakeBonus,
+    TakeBonusResult,
+    Toggle,
     Welcome,
     decode_server,
     decode_server_liberally,
@@ -633,9 +644,19 @@ class Client:
         extra_yahtzees: ExtraYahtzees | str = ExtraYahtzees.ON,
         joker: Joker | str = Joker.FORCED,
         first_player: FirstPlayer | str = FirstPlayer.ROLL_OFF,
+        upper_first: bool = False,
+        bonus_turn: bool = False,
+        computers: Iterable[ComputerSeat | Level | str] = (),
+        hints: bool = True,
+        computer_delay_ms: int | None = None,
     ) -> CreateRoomResult:
         """Create a room with these rule options; the result has its id (and invite code if
         private). The client does not enter it: :meth:`join` or :meth:`spectate` next.
+
+        v1.2: ``upper_first`` and ``bonus_turn`` turn the house variants on; ``computers`` are
+        seated at once (a :class:`ComputerSeat`, or just a level: the server names it);
+        ``hints`` allows :meth:`hint` in the room; ``computer_delay_ms`` is the pause before
+        each computer move (None: the server's default).
 
         The command carries a fresh ``create_key``: if its ack is lost with the connection, the
         resend after the reconnect returns the same room instead of creating a second one.
@@ -645,6 +666,8 @@ class Client:
             extra_yahtzees=ExtraYahtzees(extra_yahtzees),
             joker=Joker(joker),
             first_player=FirstPlayer(first_player),
+            upper_first=Toggle.ON if upper_first else Toggle.OFF,
+            bonus_turn=Toggle.ON if bonus_turn else Toggle.OFF,
         )
         command = CreateRoom(
             id=self.next_id(),
@@ -653,6 +676,12 @@ class Client:
             turn_seconds=turn_seconds,
             options=options,
             create_key=secrets.token_urlsafe(24),
+            computers=tuple(
+                c if isinstance(c, ComputerSeat) else ComputerSeat(level=Level(c))
+                for c in computers
+            ),
+            hints=hints,
+            computer_delay_ms=computer_delay_ms,
         )
         return await self._command(command, CreateRoomResult)
 
@@ -760,6 +789,30 @@ class Client:
         """Score the current dice in ``box`` (one whose preview entry is allowed)."""
         command = Score(id=self.next_id(), box=Box(box), expect_seq=self._expect_seq())
         await self._command(command, ScoreResult)
+
+    async def take_bonus(self) -> None:
+        """Take the +100 of an extra Yahtzee and fill no box (v1.2, room option `bonus_turn`;
+        possible when :attr:`RoomModel.can_take_bonus`). Ends the turn like :meth:`score`."""
+        command = TakeBonus(id=self.next_id(), expect_seq=self._expect_seq())
+        await self._command(command, TakeBonusResult)
+
+    async def add_computer(
+        self, level: Level | str = Level.MEDIUM, name: str | None = None
+    ) -> AddComputerResult:
+        """Seat a computer player (v1.2; the host, in the lobby). ``name`` None: the server
+        picks one. The result has its player id (for :meth:`remove_computer`) and seat."""
+        command = AddComputer(id=self.next_id(), level=Level(level), name=name)
+        return await self._command(command, AddComputerResult)
+
+    async def remove_computer(self, player: str) -> None:
+        """Free a computer player's seat (v1.2; the host, in the lobby)."""
+        await self._command(RemoveComputer(id=self.next_id(), player=player), RemoveComputerResult)
+
+    async def hint(self) -> HintResult:
+        """The advisor's best options for the player on turn, best first (v1.2; a player or a
+        spectator of a room created with hints). Changes nothing. ``unavailable`` (the server's
+        strategy table still loading) is retryable, so it is resent a few times first."""
+        return await self._command(Hint(id=self.next_id()), HintResult)
 
     async def ping(self) -> None:
         """An application round trip (waits for the ``pong``)."""

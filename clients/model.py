@@ -9,8 +9,9 @@ fresh snapshot instead.
 The model mirrors :class:`protocol.RoomState` field by field and follows SPEC.md section 10.7,
 so a model rebuilt from a snapshot and a model that followed the events compare equal (the tests
 rely on that). A few fields only events can tell are extra: ``yahtzee_bonus_pending``,
-``turn_over`` (set by ``scored`` until the next turn begins: the dice stay on the table, but
-nobody may act on them), ``roll_offs`` and ``results``.
+``turn_over`` (set by ``scored`` or, v1.2, ``bonus_taken`` until the next turn begins: the dice
+stay on the table, but nobody may act on them), ``roll_offs`` and ``results``. Protocol 1.2 adds
+computer players (``PlayerModel.computer``), the room's ``hints`` flag and ``bonus_taken``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.messages import (
+    BonusTaken,
     Event,
     GameOver,
     GameStarted,
@@ -38,7 +40,7 @@ from protocol.messages import (
     Standing,
     TurnChanged,
 )
-from protocol.types import Box, Phase, RoomStatus, boxes_for
+from protocol.types import Box, Level, Phase, RoomStatus, Toggle, boxes_for
 
 __all__ = ["PlayerModel", "RoomModel", "SeqGapError"]
 
@@ -56,7 +58,8 @@ class SeqGapError(Exception):
 
 @dataclass
 class PlayerModel:
-    """A seated player: name, connection, scorecard and totals."""
+    """A seated player: name, connection, scorecard and totals; ``computer`` is the level of a
+    computer player (v1.2), None for a person."""
 
     player: str
     name: str
@@ -69,9 +72,11 @@ class PlayerModel:
     lower: int = 0
     yahtzee_bonus: int = 0
     grand: int = 0
+    computer: Level | None = None
 
     @classmethod
     def from_view(cls, view: PlayerView) -> PlayerModel:
+        """The player as a snapshot shows them."""
         return cls(
             player=view.player,
             name=view.name,
@@ -84,6 +89,7 @@ class PlayerModel:
             lower=view.totals.lower,
             yahtzee_bonus=view.totals.yahtzee_bonus,
             grand=view.totals.grand,
+            computer=view.computer,
         )
 
     @property
@@ -125,6 +131,8 @@ class RoomModel:
     dice_commitment: str | None = None
     seeds: list[str] = field(default_factory=list)
     server_seed: str | None = None
+    # v1.2: whether members may ask for `hint` (None from an older server).
+    hints: bool | None = None
 
     # ---------------------------------------------------------------- construction
 
@@ -153,6 +161,7 @@ class RoomModel:
             turn_deadline_ms=state.turn_deadline_ms,
             spectators=state.spectators,
             turn_over=state.status is RoomStatus.FINISHED,
+            hints=state.hints,
         )
 
     # ---------------------------------------------------------------- queries
@@ -170,6 +179,17 @@ class RoomModel:
     @property
     def boxes(self) -> tuple[Box, ...]:
         return boxes_for(self.options.rules)
+
+    @property
+    def can_take_bonus(self) -> bool:
+        """Whether the player on turn may `take_bonus` now (v1.2, room option `bonus_turn`):
+        their roll pays the +100 of an extra Yahtzee and the turn is not over."""
+        return (
+            self.options.bonus_turn is Toggle.ON
+            and self.phase is Phase.ROLLED
+            and self.yahtzee_bonus_pending
+            and not self.turn_over
+        )
 
     def preview_for(self, box: Box | str) -> PreviewEntry | None:
         for entry in self.preview:
@@ -205,7 +225,11 @@ class RoomModel:
             case PlayerJoined(player=pid, name=name, seat=seat):
                 self.dice_commitment = event.dice_commitment or self.dice_commitment
                 card: dict[Box, int | None] = dict.fromkeys(self.boxes)
-                self.players.append(PlayerModel(player=pid, name=name, seat=seat, scorecard=card))
+                self.players.append(
+                    PlayerModel(
+                        player=pid, name=name, seat=seat, scorecard=card, computer=event.computer
+                    )
+                )
                 self.players.sort(key=lambda p: p.seat)
             case PlayerLeft(player=pid, seat=seat, forfeited=forfeited):
                 if forfeited:
@@ -265,6 +289,13 @@ class RoomModel:
                     p.yahtzee_bonus = event.yahtzee_bonus
                     p.grand = event.total
                 # The dice stay until the next event (as in a snapshot); the turn is over.
+                self.turn_over = True
+                self.yahtzee_bonus_pending = False
+            case BonusTaken():
+                # v1.2: the +100 without a box; the turn is over as after `scored`.
+                if (p := self.player(event.player)) is not None:
+                    p.yahtzee_bonus = event.yahtzee_bonus
+                    p.grand = event.total
                 self.turn_over = True
                 self.yahtzee_bonus_pending = False
             case GameOver(results=results):

@@ -35,10 +35,13 @@ from protocol.types import (
     Box,
     ExtraYahtzees,
     FirstPlayer,
+    HintKind,
     Joker,
+    Level,
     Phase,
     RoomStatus,
     Rules,
+    Toggle,
     boxes_for,
 )
 
@@ -50,10 +53,13 @@ __all__ = [
     "Box",
     "ExtraYahtzees",
     "FirstPlayer",
+    "HintKind",
     "Joker",
+    "Level",
     "Phase",
     "RoomStatus",
     "Rules",
+    "Toggle",
     "boxes_for",
 ]
 __all__ += codec.__all__

@@ -271,6 +271,9 @@ class HintOption(Object, frozen=True, kw_only=True):
     ]
 
 
+Faces = Annotated[tuple[DieFace, ...], Meta(max_length=5)]
+
+
 class DecisionReview(Object, frozen=True, kw_only=True):
     """One decision of a finished or running game, next to the optimal one (v1.2, the HTTP
     analysis). `kind` `keep`: which dice to keep after roll `roll` (keeping all five means
@@ -278,21 +281,27 @@ class DecisionReview(Object, frozen=True, kw_only=True):
     `bonus_turn`). Expected values are expected final scores of the player."""
 
     player: PlayerId
-    turn: Annotated[Round, Meta(description="The player's turn (1-based).")]
+    turn: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=MAX_SAFE_INTEGER,
+            description="The player's turn, counting every `turn_changed` naming the player "
+            "(1-based); under `bonus_turn` it may exceed the number of boxes.",
+        ),
+    ]
     roll: Annotated[int, Meta(ge=1, le=3, description="The roll the decision followed.")]
     kind: Annotated[str, Meta(pattern="^(keep|box)$", description="`keep` or `box`.")]
     chosen_keep: Annotated[
-        tuple[DieFace, ...] | None,
-        Meta(max_length=5, description="For `keep`: the faces kept, ascending; else null."),
+        Faces | None, Meta(description="For `keep`: the faces kept, ascending; else null.")
     ] = None
     best_keep: Annotated[
-        tuple[DieFace, ...] | None,
-        Meta(max_length=5, description="For `keep`: the best faces to keep; else null."),
+        Faces | None, Meta(description="For `keep`: the best faces to keep, ascending; else null.")
     ] = None
     chosen_box: Annotated[Box | None, Meta(description="For `box`: the box filled.")] = None
     best_box: Annotated[Box | None, Meta(description="For `box`: the best box.")] = None
-    chosen_expected: Annotated[float, Meta(description="Expected final score, as chosen.")]
-    best_expected: Annotated[float, Meta(description="Expected final score, best option.")]
+    chosen_expected: Annotated[float, Meta(ge=0, description="Expected final score, as chosen.")]
+    best_expected: Annotated[float, Meta(ge=0, description="Expected final score, best option.")]
     loss: Annotated[float, Meta(ge=0, description="`best_expected` - `chosen_expected`.")]
 
 
@@ -302,7 +311,10 @@ class PlayerAnalysis(Object, frozen=True, kw_only=True):
     player: PlayerId
     name: Name
     computer: Annotated[Level | None, Meta(description="Level of a computer player.")] = None
-    decisions: Annotated[tuple[DecisionReview, ...], Meta(max_length=100)]
+    decisions: Annotated[
+        tuple[DecisionReview, ...],
+        Meta(max_length=100, description="The player's reviewed decisions, in game order."),
+    ]
     total_loss: Annotated[float, Meta(ge=0, description="Expected points lost in all.")]
     mean_loss: Annotated[float, Meta(ge=0, description="Per decision; 0 with none.")]
 
@@ -316,7 +328,10 @@ class GameAnalysis(Object, frozen=True, kw_only=True):
     room: RoomId
     seq: Annotated[Seq, Meta(description="The last event of the log this analysis covers.")]
     options: Annotated[RoomOptions, Meta(description="The rules the decisions are judged by.")]
-    players: Annotated[tuple[PlayerAnalysis, ...], Meta(max_length=MAX_SEATS)]
+    players: Annotated[
+        tuple[PlayerAnalysis, ...],
+        Meta(max_length=MAX_SEATS, description="One entry per seated player, in seat order."),
+    ]
 
 
 class Limits(Object, frozen=True, kw_only=True):
@@ -732,18 +747,13 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
     hints: Annotated[
         bool, Meta(description="Whether players may ask for `hint` in this room (v1.2).")
     ] = True
-    computer_delay_ms: (
-        Annotated[
-            int,
-            Meta(
-                ge=0,
-                le=10_000,
-                description="Pause before each move of a computer player, ms; null: the "
-                "server's default (v1.2).",
-            ),
-        ]
-        | None
-    ) = None
+    computer_delay_ms: Annotated[
+        Annotated[int, Meta(ge=0, le=10_000)] | None,
+        Meta(
+            description="Pause before each move of a computer player, ms (0..10000); null: "
+            "the server's default (v1.2).",
+        ),
+    ] = None
 
 
 class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):
@@ -966,7 +976,7 @@ class Welcome(Message, frozen=True, kw_only=True, tag="welcome"):
         Meta(
             ge=0,
             le=MAX_SAFE_INTEGER,
-            description="Minor version the server speaks (1 for v1.1); absent from a v1.0 "
+            description="Minor version the server speaks (2 for v1.2); absent from a v1.0 "
             "server: 0.",
         ),
     ] = 0

@@ -1,6 +1,8 @@
 // room-model.js: a room as a client sees it, built from a `snapshot` and folded forward by room
 // events (pure: no DOM, no network), plus one line of text per event for the move history.
-// The page, the replay viewer and Node tests share it.
+// The page, the replay viewer and Node tests share it. Protocol 1.2: players carry `computer`
+// (a computer player's level, null for a person), the model carries `hints` (null from an
+// older server), and `bonus_taken` ends a turn like `scored`.
 
 /** Display names of the boxes. @type {Record<string, string>} */
 export const LABELS = {
@@ -36,12 +38,13 @@ export function fromSnapshot(snapshot) {
   return {
     room: snapshot.room, seq: snapshot.seq, status: s.status, public: s.public,
     maxSeats: s.max_seats, turnSeconds: s.turn_seconds, options: s.options, host: s.host,
-    players: s.players.map((p) => ({ ...p, scorecard: { ...p.scorecard },
-      totals: { ...p.totals } })),
+    players: s.players.map((p) => ({ ...p, computer: p.computer ?? null,
+      scorecard: { ...p.scorecard }, totals: { ...p.totals } })),
     phase: s.phase, order: [...s.order], current: s.current_player, round: s.round,
     dice: [...s.dice], held: [...s.held], rollNumber: s.roll_number, rollsLeft: s.rolls_left,
     preview: [...s.preview], deadline: s.turn_deadline_ms, spectators: s.spectators,
     bonusPending: false, turnOver: s.status === "finished", results: [],
+    hints: s.hints ?? null,
   };
 }
 
@@ -58,6 +61,16 @@ export function initialModel(snapshot) {
     round: 0, dice: [], held: [], rollNumber: 0, rollsLeft: 0, preview: [], deadline: null,
     spectators: 0, turnOver: false, results: [],
   });
+}
+
+/**
+ * Whether the player on turn may take the +100 without filling a box now (v1.2, room option
+ * `bonus_turn`): their last roll pays an extra-Yahtzee bonus and the turn is not over.
+ * @param {object} model
+ */
+export function canTakeBonus(model) {
+  return model.options.bonus_turn === "on" && model.phase === "rolled" && model.bonusPending &&
+    !model.turnOver;
 }
 
 /** @param {object} model @param {string} id */
@@ -85,7 +98,7 @@ function emptyCard(model) {
 const APPLY = {
   player_joined(model, ev) {
     model.players.push({ player: ev.player, name: ev.name, seat: ev.seat, connected: true,
-      forfeited: false, scorecard: emptyCard(model),
+      forfeited: false, computer: ev.computer ?? null, scorecard: emptyCard(model),
       totals: { upper: 0, upper_bonus: 0, lower: 0, yahtzee_bonus: 0, grand: 0 } });
     model.players.sort((a, b) => a.seat - b.seat);
   },
@@ -142,6 +155,16 @@ const APPLY = {
     model.turnOver = true;
     model.bonusPending = false;
   },
+  bonus_taken(model, ev) {
+    // v1.2: the +100 of an extra Yahtzee, no box filled; the turn is over as after `scored`.
+    const p = playerOf(model, ev.player);
+    if (p) {
+      p.totals.yahtzee_bonus = ev.yahtzee_bonus;
+      p.totals.grand = ev.total;
+    }
+    model.turnOver = true;
+    model.bonusPending = false;
+  },
   game_over(model, ev) {
     Object.assign(model, { status: "finished", phase: "finished", current: null,
       deadline: null, results: ev.results, round: BOXES[model.options.rules].length,
@@ -172,7 +195,7 @@ export function applyEvent(model, ev) {
 export function describeEvent(model, ev) {
   const name = (id) => nameOf(model, id);
   switch (ev.type) {
-    case "player_joined": return `${ev.name} sat down`;
+    case "player_joined": return `${ev.name} sat down${ev.computer ? ` (computer, ${ev.computer})` : ""}`;
     case "player_left": return `${name(ev.player)} left${ev.forfeited ? " (forfeit)" : ""}`;
     case "player_disconnected": return `${name(ev.player)} lost the connection`;
     case "player_reconnected": return `${name(ev.player)} is back`;
@@ -181,6 +204,8 @@ export function describeEvent(model, ev) {
       return "Roll-off: " + ev.rolls.map((r) => `${name(r.player)} ${r.total}`).join(", ");
     case "turn_changed": return `Round ${ev.round}: ${name(ev.player)}'s turn`;
     case "rolled": return `${name(ev.player)} rolled ${ev.dice.join(" ")}`;
+    case "bonus_taken":
+      return `${name(ev.player)} took the +100 bonus` + (ev.automatic ? " (time out)" : "");
     case "scored":
       if (!ev.box) return `${name(ev.player)} took the +100 bonus`;
       return `${name(ev.player)} scored ${ev.points} in ${LABELS[ev.box] || ev.box}` +

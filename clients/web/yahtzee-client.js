@@ -16,7 +16,7 @@
 //   client has seen every event up to the ack's `seq` (so state read after `await` includes the
 //   command's effects, whichever order the server sends ack and events in), or rejects with a
 //   `CommandError` carrying the server's `code`;
-// - play commands (start, roll, hold, release, score) carry `expect_seq`: the last room seq
+// - play commands (start, roll, hold, release, score, take_bonus) carry `expect_seq`: the last room seq
 //   this client has seen, so a command decided on a stale view is refused (`stale_state`)
 //   instead of applied; when the only events in between were presence (spectators,
 //   disconnects, reconnects) the command is sent again with the new seq;
@@ -30,12 +30,17 @@
 //   connection is dead and is replaced.
 // It keeps no game model: listen to "snapshot" and "event" and fold them (room-model.js does).
 //
-// Plus HTTP helpers for the read-only API: `fetchRooms`, `fetchRoom`, `fetchEventLog`.
+// Protocol 1.2: `takeBonus`, `addComputer`, `removeComputer`, `hint` (retried while the server
+// answers `unavailable`), the new `createRoom` fields (computers, hints, computer_delay_ms,
+// options.upper_first / bonus_turn) pass through as they are.
+//
+// Plus HTTP helpers for the read-only API: `fetchRooms`, `fetchRoom`, `fetchEventLog`,
+// `fetchAnalysis` (v1.2).
 
 /** The WebSocket subprotocol this module speaks. */
 export const SUBPROTOCOL = "yahtzee.v1.json";
 
-const PLAY_COMMANDS = new Set(["start", "roll", "hold", "release", "score"]);
+const PLAY_COMMANDS = new Set(["start", "roll", "hold", "release", "score", "take_bonus"]);
 // Events that change who is connected or watching, never the game itself.
 const PRESENCE_EVENTS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
 // Commands whose ack seq is about another room (or none): never waited for.
@@ -334,7 +339,7 @@ export class YahtzeeClient {
         this.dropConnection();  // a dead connection: replace it
         return;
       }
-      this._send({ type: "ping", id: this._prefix + this._nextId++ });
+      this._send({ type: "ping", id: this._newId() });
     }, everyMs);
   }
 
@@ -412,12 +417,19 @@ export class YahtzeeClient {
     return new Promise((resolve, reject) => this._seqWaiters.push({ seq, resolve, reject }));
   }
 
+  // A command id never used before in this session.
+  _newId() {
+    return this._prefix + this._nextId++;
+  }
+
   // Send one command; resolves with {result, seq} of its ack. `now`: on this connection only,
   // before it is ready (the resume itself); otherwise queued until ready and resent after a
-  // reconnect with the same id.
+  // reconnect with the same id. `fields.id`, if given, is the id (a resend of a command whose
+  // retryable error came back); otherwise a new one.
   _request(type, fields, { now = false } = {}) {
-    const id = this._prefix + this._nextId++;
-    const message = { type, id, ...fields };
+    const { id: given, ...rest } = fields;
+    const id = given || this._newId();
+    const message = { type, id, ...rest };
     return new Promise((resolve, reject) => {
       const entry = { message, resolve, reject, sentOn: 0, thisConnectionOnly: now };
       this._pending.set(id, entry);
@@ -585,6 +597,42 @@ export class YahtzeeClient {
 
   /** Score the dice in an open box, e.g. "fours". @param {string} box */
   score(box) { return this.command("score", { box }); }
+
+  /**
+   * Take the +100 of an extra Yahtzee and fill no box (v1.2, room option `bonus_turn`; see
+   * `canTakeBonus` of room-model.js). Ends the turn like `score`.
+   */
+  takeBonus() { return this.command("take_bonus"); }
+
+  /**
+   * Seat a computer player (v1.2; the host, in the lobby). Resolves with {player, seat}.
+   * @param {"easy"|"medium"|"hard"|"optimal"} level
+   * @param {string|null} [name] null: the server picks one
+   */
+  addComputer(level, name = null) { return this.command("add_computer", { level, name }); }
+
+  /** Free a computer player's seat (v1.2; the host, in the lobby). @param {string} player */
+  removeComputer(player) { return this.command("remove_computer", { player }); }
+
+  /**
+   * The advisor's best options for the player on turn (v1.2; players and spectators of a room
+   * created with hints). Resolves with {player, rolls_left, options: [{kind, keep, box,
+   * expected}, ...]}, best first. While the server is still loading its strategy table it
+   * answers `unavailable` (retryable): the same command is resent after a pause, a few times.
+   * @param {{attempts?: number, pauseMs?: number}} [options]
+   */
+  async hint({ attempts = 4, pauseMs = 1000 } = {}) {
+    const id = this._newId();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.command("hint", { id });
+      } catch (err) {
+        const transient = err instanceof CommandError && err.retryable;
+        if (!transient || attempt >= attempts || this._closing) throw err;
+        await new Promise((resolve) => setTimeout(resolve, pauseMs * attempt));
+      }
+    }
+  }
 }
 
 // ------------------------------------------------------------------------------ HTTP API
@@ -629,6 +677,21 @@ export async function fetchRooms(base, options = {}) {
  */
 export function fetchRoom(base, room, options = {}) {
   return getJson(`${httpBase(base)}/rooms/${encodeURIComponent(room)}`,
+    inviteHeaders(options.inviteCode), options.fetch);
+}
+
+/**
+ * The analysis of a room's game (`GET /rooms/{id}/analysis`, v1.2): every decision so far
+ * against optimal play, as a `GameAnalysis` ({room, seq, options, players: [{player, name,
+ * computer, decisions, total_loss, mean_loss}]}). A private room needs its invite code. While
+ * the server loads its strategy table it answers 503: rejects with code "unavailable".
+ * @param {string} base
+ * @param {string} room
+ * @param {{inviteCode?: string|null, fetch?: typeof fetch}} [options]
+ * @returns {Promise<object>}
+ */
+export function fetchAnalysis(base, room, options = {}) {
+  return getJson(`${httpBase(base)}/rooms/${encodeURIComponent(room)}/analysis`,
     inviteHeaders(options.inviteCode), options.fetch);
 }
 

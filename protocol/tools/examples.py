@@ -20,17 +20,26 @@ import msgspec
 from protocol.errors import ERROR_CODES, ErrorCode, make_error
 from protocol.messages import (
     DEFAULT_LIMITS,
+    AddComputer,
+    AddComputerResult,
+    BonusTaken,
     ClientMessage,
+    ComputerSeat,
     CreateRoom,
     CreateRoomResult,
+    DecisionReview,
     Error,
     Event,
+    GameAnalysis,
     GameOver,
     GameStarted,
     GetRoom,
     GetRoomResult,
     Held,
     Hello,
+    Hint,
+    HintOption,
+    HintResult,
     Hold,
     HostChanged,
     Join,
@@ -39,6 +48,7 @@ from protocol.messages import (
     ListRooms,
     ListRoomsResult,
     Ping,
+    PlayerAnalysis,
     PlayerDisconnected,
     PlayerJoined,
     PlayerLeft,
@@ -49,6 +59,7 @@ from protocol.messages import (
     Rejoin,
     RejoinResult,
     Release,
+    RemoveComputer,
     Roll,
     Rolled,
     RollOff,
@@ -65,6 +76,7 @@ from protocol.messages import (
     Spectators,
     Standing,
     Start,
+    TakeBonus,
     Totals,
     TurnChanged,
     Welcome,
@@ -75,10 +87,13 @@ from protocol.types import (
     YAHTZEE_BOXES,
     Box,
     FirstPlayer,
+    HintKind,
     Joker,
+    Level,
     Phase,
     RoomStatus,
     Rules,
+    Toggle,
 )
 
 __all__ = [
@@ -272,6 +287,7 @@ def _lobby(*players: PlayerView) -> RoomState:
         turn_deadline_ms=None,
         spectators=0,
         joker=False,
+        hints=True,
     )
 
 
@@ -287,6 +303,7 @@ summary_lobby = RoomSummary(
     spectators=0,
     options=OPTIONS,
     turn_seconds=60,
+    hints=True,
 )
 ack_get_room = make_ack(get_room_bob, GetRoomResult(room=summary_lobby))
 join_bob = Join(id="b2", room=ROOM, name="Bob", invite_code=INVITE)
@@ -447,6 +464,7 @@ snapshot_playing = Snapshot(
         turn_deadline_ms=T0 + 75_000,
         spectators=0,
         joker=False,
+        hints=True,
     ),
 )
 spectators = Spectators(room=ROOM, seq=_log.next(), count=1)
@@ -647,6 +665,7 @@ _yatzy_summary = RoomSummary(
     spectators=3,
     options=RoomOptions(rules=Rules.YATZY),  # as created by vector create_room_yatzy
     turn_seconds=0,
+    hints=True,
 )
 
 # Bob rolls on what he believes is his turn, but his last seen event (seq 9) is old: the
@@ -683,6 +702,198 @@ create_room_yatzy = CreateRoom(
 )
 list_rooms = ListRooms(id="a10")
 
+# --------------------------------------------------------------------------------------------
+# v1.2: a room with computer players, hints and the bonus_turn variant
+# --------------------------------------------------------------------------------------------
+# Dana creates a public room with one computer seated at once (seq 1), joins (seq 2-3: a
+# computer is never the host), seats a second computer (seq 4) and frees its seat again
+# (seq 5). The game then starts in seat order: Ada, the computer, plays first through the same
+# events as a person (seq 6-10), then Dana rolls (seq 11-12) and asks for a hint.
+
+BOTS: Final = "r-Bots7"
+DANA, ADA, BLAISE = "p-dana", "c5e0a9d41b27", "c91f3b66e0d8"
+DANA_TOKEN: Final = "tk_Rb8nQ2wHc5Lz0VyD"
+BOTS_COMMITMENT: Final = hashlib.sha256(
+    hashlib.sha256(b"example server seed of room r-Bots7").digest()
+).hexdigest()
+BOTS_OPTIONS: Final = RoomOptions(first_player=FirstPlayer.SEAT_ORDER, bonus_turn=Toggle.ON)
+
+create_room_computers = CreateRoom(
+    id="d1",
+    seats=3,
+    public=True,
+    options=BOTS_OPTIONS,
+    computers=(ComputerSeat(level=Level.MEDIUM, name="Ada"),),
+    hints=True,
+    computer_delay_ms=800,
+)
+ada_joined = PlayerJoined(
+    room=BOTS,
+    seq=1,
+    player=ADA,
+    name="Ada",
+    seat=0,
+    dice_commitment=BOTS_COMMITMENT,
+    computer=Level.MEDIUM,
+)
+dana_joined = PlayerJoined(
+    room=BOTS, seq=2, player=DANA, name="Dana", seat=1, dice_commitment=BOTS_COMMITMENT
+)
+dana_host = HostChanged(room=BOTS, seq=3, player=DANA)
+_ada_view = msgspec.structs.replace(_player(ADA, "Ada", 0), computer=Level.MEDIUM)
+snapshot_computers = Snapshot(
+    room=BOTS,
+    seq=dana_host.seq,
+    state=msgspec.structs.replace(
+        _lobby(_ada_view, _player(DANA, "Dana", 1)),
+        id=BOTS,
+        public=True,
+        max_seats=3,
+        turn_seconds=0,
+        options=BOTS_OPTIONS,
+        host=DANA,
+    ),
+)
+add_computer = AddComputer(id="d3", level=Level.HARD)
+blaise_joined = PlayerJoined(
+    room=BOTS,
+    seq=4,
+    player=BLAISE,
+    name="Blaise",  # no name asked for: the server picked one
+    seat=2,
+    dice_commitment=BOTS_COMMITMENT,
+    computer=Level.HARD,
+)
+ack_add_computer = make_ack(add_computer, AddComputerResult(player=BLAISE, seat=2), seq=4)
+remove_computer = RemoveComputer(id="d4", player=BLAISE)
+blaise_removed = PlayerLeft(room=BOTS, seq=5, player=BLAISE, seat=2, forfeited=False)
+ack_remove_computer = make_ack(remove_computer, seq=5)
+# seq 6 game_started, 7 turn_changed (Ada), then Ada plays, 800 ms before each move:
+ada_rolled = Rolled(
+    room=BOTS,
+    seq=8,
+    player=ADA,
+    dice=(6, 6, 2, 6, 6),
+    roll_number=1,
+    rolls_left=2,
+    held=(),
+    preview=_preview(
+        {
+            Box.ACES: 0,
+            Box.TWOS: 2,
+            Box.THREES: 0,
+            Box.FOURS: 0,
+            Box.FIVES: 0,
+            Box.SIXES: 24,
+            Box.THREE_OF_A_KIND: 26,
+            Box.FOUR_OF_A_KIND: 26,
+            Box.FULL_HOUSE: 0,
+            Box.SMALL_STRAIGHT: 0,
+            Box.LARGE_STRAIGHT: 0,
+            Box.YAHTZEE: 0,
+            Box.CHANCE: 26,
+        }
+    ),
+    yahtzee_bonus_pending=False,
+    joker=False,
+)
+ada_scored = Scored(
+    room=BOTS,
+    seq=9,
+    player=ADA,
+    box=Box.FOUR_OF_A_KIND,
+    points=26,
+    upper_bonus=0,
+    yahtzee_bonus=0,
+    joker=False,
+    automatic=False,  # a computer's own choice, like a person's
+    total=26,
+)
+# seq 10 turn_changed (Dana)
+rolled_dana = Rolled(
+    room=BOTS,
+    seq=11,
+    player=DANA,
+    dice=(3, 3, 5, 3, 6),
+    roll_number=1,
+    rolls_left=2,
+    held=(),
+    preview=rolled_1.preview,
+    yahtzee_bonus_pending=False,
+    joker=False,
+)
+hint = Hint(id="d7")
+# Best first. The expected final scores are Dana's, with optimal play from then on: keeping
+# the three 3s is best; scoring now (3 of a kind, 20) would cost about 20 points.
+ack_hint = make_ack(
+    hint,
+    HintResult(
+        player=DANA,
+        rolls_left=2,
+        options=(
+            HintOption(kind=HintKind.ROLL, keep=(0, 1, 3), expected=251.842),
+            HintOption(kind=HintKind.ROLL, keep=(0, 1, 2, 3), expected=247.315),
+            HintOption(kind=HintKind.ROLL, keep=(2, 4), expected=243.06),
+        ),
+    ),
+    seq=rolled_dana.seq,
+)
+ack_hint_before_roll = make_ack(
+    Hint(id="d6"),
+    # Before the turn's first roll the only option is to roll all five dice.
+    HintResult(
+        player=DANA,
+        rolls_left=3,
+        options=(HintOption(kind=HintKind.ROLL, expected=254.589),),
+    ),
+    seq=10,
+)
+ack_hint_last_roll = make_ack(
+    Hint(id="d12"),
+    HintResult(
+        player=DANA,
+        rolls_left=0,
+        options=(
+            HintOption(kind=HintKind.SCORE, box=Box.FULL_HOUSE, expected=218.734),
+            HintOption(kind=HintKind.SCORE, box=Box.SIXES, expected=214.102),
+            HintOption(kind=HintKind.SCORE, box=Box.THREE_OF_A_KIND, expected=211.467),
+        ),
+    ),
+    seq=52,
+)
+error_hints_disabled = make_error(
+    ErrorCode.HINTS_DISABLED, "h1", seq=12, message="This room was created without hints."
+)
+error_hint_unavailable = make_error(
+    ErrorCode.UNAVAILABLE,
+    "d8",
+    seq=rolled_dana.seq,
+    message="The advisor is still loading its strategy table: retry shortly.",
+)
+# Later in the game (bonus_turn on): Dana, with 50 in YAHTZEE, rolls 4-4-4-4-4 (seq 88) and
+# takes the +100 without filling a box. Her next turn is round 9 again.
+take_bonus = TakeBonus(id="d20", expect_seq=88)
+ack_hint_bonus = make_ack(
+    Hint(id="d19"),
+    HintResult(
+        player=DANA,
+        rolls_left=1,
+        options=(
+            HintOption(kind=HintKind.TAKE_BONUS, expected=352.416),
+            HintOption(kind=HintKind.SCORE, box=Box.FOURS, expected=347.981),
+            HintOption(kind=HintKind.ROLL, keep=(0, 1, 2, 3), expected=341.236),
+        ),
+    ),
+    seq=88,
+)
+bonus_taken = BonusTaken(
+    room=BOTS, seq=89, player=DANA, yahtzee_bonus=100, automatic=False, total=287
+)
+turn_ada_after_bonus = TurnChanged(
+    room=BOTS, seq=90, player=ADA, round=10, deadline_ms=None, server_time_ms=T0 + 1_312_000
+)
+ack_take_bonus = make_ack(take_bonus, seq=turn_ada_after_bonus.seq)
+
 
 def _without_field(message: ServerMessage, name: str) -> str:
     value = msgspec.json.decode(msgspec.json.encode(message))
@@ -716,6 +927,12 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("release", Release(id="a11", dice=(3,))),
     ("score", score),
     ("roll_expect_seq", roll_stale),
+    ("create_room_computers", create_room_computers),
+    ("add_computer", add_computer),
+    ("add_computer_named", AddComputer(id="d5", level=Level.OPTIMAL, name="Max")),
+    ("remove_computer", remove_computer),
+    ("hint", hint),
+    ("take_bonus", take_bonus),
     ("ping", ping),
 )
 """Canonical client messages, by vector name."""
@@ -748,6 +965,17 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("ack_hold", ack_hold),
     ("ack_release", make_ack(Release(id="a11", dice=(3,)), seq=9)),
     ("ack_score", ack_score),
+    (
+        "ack_create_room_computers",
+        make_ack(create_room_computers, CreateRoomResult(room=BOTS, invite_code=None)),
+    ),
+    ("ack_add_computer", ack_add_computer),
+    ("ack_remove_computer", ack_remove_computer),
+    ("ack_hint", ack_hint),
+    ("ack_hint_before_roll", ack_hint_before_roll),
+    ("ack_hint_last_roll", ack_hint_last_roll),
+    ("ack_hint_bonus", ack_hint_bonus),
+    ("ack_take_bonus", ack_take_bonus),
     ("error", error_not_your_turn),
     (
         "error_unreadable",
@@ -761,17 +989,23 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
         make_error(ErrorCode.GAME_OVER, "z3", message="The game in Yatzy_night is over."),
     ),
     ("error_unavailable", make_error(ErrorCode.UNAVAILABLE, "a13", seq=None)),
+    ("error_hint_unavailable", error_hint_unavailable),
+    ("error_hints_disabled", error_hints_disabled),
     ("pong", pong),
     ("snapshot", snapshot_ann),
     ("snapshot_lobby_two", snapshot_bob),
     ("snapshot_playing", snapshot_playing),
+    ("snapshot_computers", snapshot_computers),
     ("player_joined", bob_joined),
+    ("player_joined_computer", ada_joined),
+    ("player_joined_computer_added", blaise_joined),
     (
         "player_left",
         # Åsa leaves the Yatzy_night lobby: Nils and Zoë move down one seat each.
         PlayerLeft(room="Yatzy_night", seq=4, player="p-asa", seat=0, forfeited=False),
     ),
     ("player_left_forfeit", PlayerLeft(room=ROOM, seq=57, player=BOB, seat=1, forfeited=True)),
+    ("player_left_computer_removed", blaise_removed),
     ("player_disconnected", bob_disconnected),
     ("player_reconnected", bob_reconnected),
     ("host_changed", HostChanged(room="Yatzy_night", seq=5, player="p-nils")),
@@ -812,6 +1046,10 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
             total=268,
         ),
     ),
+    ("bonus_taken", bonus_taken),
+    ("rolled_computer", ada_rolled),
+    ("scored_computer", ada_scored),
+    ("rolled_before_hint", rolled_dana),
     ("turn_changed", turn_ann_1),
     (
         "turn_changed_no_timer",
@@ -1239,6 +1477,48 @@ INVALID_EXAMPLES: Final[tuple[InvalidExample, ...]] = (
         "An empty id is not a command id, so the error's id is null.",
     ),
     InvalidExample(
+        "invalid_field_unknown_level",
+        Encoding.JSON,
+        '{"type":"add_computer","id":"v1","level":"genius"}',
+        ErrorCode.INVALID_FIELD,
+        "v1",
+        "Computer levels are easy, medium, hard and optimal (v1.2).",
+    ),
+    InvalidExample(
+        "missing_field_level",
+        Encoding.JSON,
+        '{"type":"add_computer","id":"v2","name":"Ada"}',
+        ErrorCode.MISSING_FIELD,
+        "v2",
+        "add_computer needs a level.",
+    ),
+    InvalidExample(
+        "invalid_field_variant_toggle",
+        Encoding.JSON,
+        '{"type":"create_room","id":"v3","seats":2,"public":true,"options":{"bonus_turn":true}}',
+        ErrorCode.INVALID_FIELD,
+        "v3",
+        'House variants are "on" or "off", not booleans.',
+    ),
+    InvalidExample(
+        "out_of_range_too_many_computers",
+        Encoding.JSON,
+        '{"type":"create_room","id":"v4","seats":8,"public":true,"computers":['
+        + ",".join(['{"level":"easy"}'] * 8)
+        + "]}",
+        ErrorCode.OUT_OF_RANGE,
+        "v4",
+        "At most 7 computers: one seat is always left for a person.",
+    ),
+    InvalidExample(
+        "out_of_range_computer_delay",
+        Encoding.JSON,
+        '{"type":"create_room","id":"v5","seats":2,"public":true,"computer_delay_ms":20000}',
+        ErrorCode.OUT_OF_RANGE,
+        "v5",
+        "computer_delay_ms is 0..10000.",
+    ),
+    InvalidExample(
         "string_too_long_name",
         Encoding.JSON,
         '{"type":"join","id":"s1","room":"r-5fK2","name":"' + "🎲" * 33 + '"}',
@@ -1291,6 +1571,65 @@ _LOG: Final = tuple(
         }.values(),
         key=lambda event: event.seq,
     )
+)
+
+
+def _review(
+    player: str,
+    roll: int,
+    chosen: tuple[int, ...] | Box,
+    best: tuple[int, ...] | Box,
+    chosen_expected: float,
+    best_expected: float,
+) -> DecisionReview:
+    """One reviewed decision of turn 1: a keep (faces) or a box."""
+    keep = not isinstance(chosen, Box)
+    return DecisionReview(
+        player=player,
+        turn=1,
+        roll=roll,
+        kind="keep" if keep else "box",
+        chosen_keep=None if isinstance(chosen, Box) else chosen,
+        best_keep=None if isinstance(best, Box) else best,
+        chosen_box=chosen if isinstance(chosen, Box) else None,
+        best_box=best if isinstance(best, Box) else None,
+        chosen_expected=chosen_expected,
+        best_expected=best_expected,
+        loss=round(best_expected - chosen_expected, 3),
+    )
+
+
+def _player_analysis(player: str, name: str, *decisions: DecisionReview) -> PlayerAnalysis:
+    total = round(sum(d.loss for d in decisions), 3)
+    mean = round(total / len(decisions), 3) if decisions else 0.0
+    return PlayerAnalysis(
+        player=player, name=name, decisions=decisions, total_loss=total, mean_loss=mean
+    )
+
+
+# The game of the transcript up to seq 17 (every player's first turn), against optimal play.
+# Ann kept the three 3s (best), then, after 3-3-3-3-2, scored instead of rolling the 2 again
+# (a keep of all five dice is "score now") and chose four_of_a_kind (14) over threes (12).
+# Bob took his full house on the first roll, which was best.
+_ANALYSIS: Final = GameAnalysis(
+    room=ROOM,
+    seq=turn_ann_2.seq,
+    options=OPTIONS,
+    players=(
+        _player_analysis(
+            ANN,
+            "Ann",
+            _review(ANN, 1, (3, 3, 3), (3, 3, 3), 251.842, 251.842),
+            _review(ANN, 2, (2, 3, 3, 3, 3), (3, 3, 3, 3), 243.508, 246.91),
+            _review(ANN, 2, Box.FOUR_OF_A_KIND, Box.THREES, 240.914, 243.508),
+        ),
+        _player_analysis(
+            BOB,
+            "Bob",
+            _review(BOB, 1, (2, 2, 5, 5, 5), (2, 2, 5, 5, 5), 254.167, 254.167),
+            _review(BOB, 1, Box.FULL_HOUSE, Box.FULL_HOUSE, 254.167, 254.167),
+        ),
+    ),
 )
 
 
@@ -1365,6 +1704,47 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
         400,
         _http_error("out_of_range", "limit must be 1..1000"),
         "limit is 1..1000 (default 500); after is an integer >= 0 (default 0).",
+    ),
+    HttpExample(
+        "analysis",
+        "/rooms/{id}/analysis",
+        f"/rooms/{ROOM}/analysis",
+        _INVITE_HEADER,
+        200,
+        msgspec.json.decode(msgspec.json.encode(_ANALYSIS)),
+        "A `GameAnalysis` of the game so far (the log of this example ends at seq 17): Ann "
+        "scored 14 in four_of_a_kind after her second roll instead of rolling again for threes.",
+    ),
+    HttpExample(
+        "analysis_private_without_code",
+        "/rooms/{id}/analysis",
+        f"/rooms/{ROOM}/analysis",
+        (),
+        403,
+        _http_error("invite_required", "The room is private: send X-Invite-Code."),
+        "As for the snapshot: the invite code goes in the header, never in the URL.",
+    ),
+    HttpExample(
+        "analysis_unknown",
+        "/rooms/{id}/analysis",
+        "/rooms/no-such-room/analysis",
+        (),
+        404,
+        _http_error("room_not_found", "No room has this id (or it was closed)."),
+        "Also for a finished room after its retention period.",
+    ),
+    HttpExample(
+        "analysis_unavailable",
+        "/rooms/{id}/analysis",
+        f"/rooms/{ROOM}/analysis",
+        _INVITE_HEADER,
+        503,
+        _http_error(
+            "unavailable",
+            "the strategy table of these rules is still loading: retry shortly",
+        ),
+        "The server is still loading its strategy table for the room's rules; the answer "
+        "has a Retry-After header (seconds).",
     ),
     HttpExample("healthz", "/healthz", "/healthz", (), 200, "ok", "Text: the process answers."),
     HttpExample("readyz", "/readyz", "/readyz", (), 200, {"ready": True}, "The storage answers."),

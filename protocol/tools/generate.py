@@ -54,6 +54,7 @@ from protocol.transport import (
 from protocol.types import MAX_SAFE_INTEGER, Rules, boxes_for
 
 __all__ = [
+    "HTTP_OBJECTS",
     "OBJECTS",
     "PACKAGE_DIR",
     "fill_spec",
@@ -80,8 +81,17 @@ OBJECTS: Final = (
     "RollOffRoll",
     "Standing",
     "Limits",
+    "ComputerSeat",
+    "HintOption",
+    "GameAnalysis",
+    "PlayerAnalysis",
+    "DecisionReview",
 )
-"""Nested objects documented in SPEC.md section 5.5, in order."""
+"""Nested objects documented in SPEC.md section 5.5, in order (`GameAnalysis` and the objects
+in it are the body of the HTTP analysis, section 13.5)."""
+
+HTTP_OBJECTS: Final = ("GameAnalysis",)
+"""Objects that are HTTP bodies only (in no message): added to the schema's ``$defs``."""
 
 RESULTS: Final = tuple(cls.__name__ for cls in RESULT_TYPES.values())
 """Ack result objects, one per command, in command order."""
@@ -109,7 +119,7 @@ def _clean(node: Any) -> Any:
 
 def schema() -> dict[str, Any]:
     """Build the JSON Schema (draft 2020-12) of every message from the message classes."""
-    results: list[Any] = [getattr(messages, name) for name in RESULTS]
+    results: list[Any] = [getattr(messages, name) for name in (*RESULTS, *HTTP_OBJECTS)]
     (client, server, *_), components = msgspec.json.schema_components(
         [ClientMessage, ServerMessage, *results], ref_template="#/$defs/{name}"
     )
@@ -327,6 +337,8 @@ def render_type(node: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
         high = node.get("maximum")
         bounds = _bounds(node.get("minimum"), None if high == MAX_SAFE_INTEGER else high)
         return f"integer {bounds}".rstrip()
+    if kind == "number":  # v1.2: expected scores, server to client only (SPEC.md 4.5)
+        return f"number {_bounds(node.get('minimum'), node.get('maximum'))}".rstrip()
     if kind == "string":
         text = "string"
         length = _bounds(node.get("minLength"), node.get("maxLength"))

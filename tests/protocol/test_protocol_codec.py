@@ -99,8 +99,13 @@ def test_encode_writes_defaults_and_nested_objects() -> None:
             "extra_yahtzees": "on",
             "joker": "forced",
             "first_player": "roll_off",
+            "upper_first": "off",
+            "bonus_turn": "off",
         },
         "create_key": None,
+        "computers": [],
+        "hints": True,
+        "computer_delay_ms": None,
     }
 
 
@@ -416,6 +421,16 @@ def test_msgpack_floats_bin_and_ext_where_a_value_is_expected_are_invalid() -> N
         {"type": "join", "id": "o", "room": "r", "name": ""},
         {"type": "join", "id": "o", "room": "", "name": "n"},
         {"type": "rejoin", "id": "o", "room": "r", "token": ""},
+        # v1.2
+        {"type": "create_room", "id": "o", "seats": 2, "public": True, "computer_delay_ms": -1},
+        {"type": "create_room", "id": "o", "seats": 2, "public": True, "computer_delay_ms": 10001},
+        {
+            "type": "create_room",
+            "id": "o",
+            "seats": 8,
+            "public": True,
+            "computers": [{"level": "easy"}] * 8,
+        },
     ],
 )
 def test_out_of_range(encoding: Encoding, value: dict[str, Any]) -> None:
@@ -584,3 +599,49 @@ def test_decode_result_errors() -> None:
     with pytest.raises(DecodeError) as info:
         decode_result("create_room", {"invite_code": None})
     assert info.value.code == "missing_field"
+
+
+# --------------------------------------------------------------------------------------------
+# v1.2: hint results and expected scores
+# --------------------------------------------------------------------------------------------
+
+_ROLL_OPTION = {"kind": "roll", "keep": [0, 1], "box": None, "expected": 251.842}
+
+
+def _hint_ack(**changes: Any) -> dict[str, Any]:
+    result = {"command": "hint", "player": "p", "rolls_left": 2, "options": [_ROLL_OPTION]}
+    return {"type": "ack", "id": "h", "seq": 7, "result": {**result, **changes}}
+
+
+@BOTH
+def test_a_hint_result_decodes_with_its_expected_scores_as_floats(encoding: Encoding) -> None:
+    message = decode_server(frame_of(_hint_ack(), encoding), encoding)
+    assert to_dict(message)["result"]["options"] == [_ROLL_OPTION]
+    whole = _hint_ack(options=[{**_ROLL_OPTION, "expected": 250}])  # an integer is a number too
+    option = to_dict(decode_server(frame_of(whole, encoding), encoding))["result"]["options"][0]
+    assert option["expected"] == 250.0
+    assert isinstance(option["expected"], float)
+
+
+@BOTH
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"options": []},
+        {"options": [_ROLL_OPTION] * 4},
+        {"options": [{**_ROLL_OPTION, "expected": -0.5}]},
+        {"options": [{**_ROLL_OPTION, "expected": 2000.5}]},
+        {"rolls_left": 4},
+    ],
+    ids=["no_option", "four_options", "negative_expected", "expected_too_big", "rolls_left"],
+)
+def test_a_hint_result_out_of_range_is_refused(encoding: Encoding, changes: dict[str, Any]) -> None:
+    with pytest.raises(DecodeError) as info:
+        decode_server(frame_of(_hint_ack(**changes), encoding), encoding)
+    assert info.value.code == "out_of_range"
+
+
+def test_a_nan_expected_score_is_refused_in_msgpack() -> None:
+    value = _hint_ack(options=[{**_ROLL_OPTION, "expected": math.nan}])
+    with pytest.raises(DecodeError):
+        decode_server(frame_of(value, Encoding.MSGPACK), Encoding.MSGPACK)

@@ -1,6 +1,6 @@
 """The contract is complete and agrees with the server: every message type, error code and HTTP
-route has a SPEC section and a vector; the vectors' numbers are the server's defaults; v1.0
-frames still decode (a v1.0 peer keeps working with v1.1)."""
+route has a SPEC section and a vector; the vectors' numbers are the server's defaults; v1.0 and
+v1.1 frames still decode (older peers keep working with v1.2)."""
 
 import json
 import re
@@ -34,10 +34,17 @@ from server.settings import Settings
 
 PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "protocol"
 VECTORS = PROTOCOL_DIR / "vectors"
-V10 = VECTORS / "v1.0"
 
-HTTP_API = ("/rooms", "/rooms/{id}", "/rooms/{id}/events", "/healthz", "/readyz", "/metrics")
-"""The HTTP routes of the API (the lead's decision for v1.1, SPEC.md section 13)."""
+HTTP_API = (
+    "/rooms",
+    "/rooms/{id}",
+    "/rooms/{id}/events",
+    "/rooms/{id}/analysis",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+)
+"""The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2)."""
 
 NOT_API = {"/", "/static", "/ws"}  # the web page, its files and the WebSocket endpoint
 
@@ -149,6 +156,18 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
         assert body["next_after"] in (None, seqs[-1])
         for event in body["events"]:
             _validator("ServerMessage").validate(event)
+    elif row["route"] == "/rooms/{id}/analysis":
+        _validator("GameAnalysis").validate(body)
+        for player in body["players"]:
+            assert player["total_loss"] == pytest.approx(
+                sum(d["loss"] for d in player["decisions"])
+            )
+            for decision in player["decisions"]:
+                assert decision["loss"] == pytest.approx(
+                    decision["best_expected"] - decision["chosen_expected"]
+                )
+    elif row["route"] not in ("/healthz", "/metrics"):  # pragma: no cover - a new route
+        raise AssertionError(f"no check for {row['route']}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,96 +201,195 @@ def test_welcome_vectors_announce_the_server_defaults(name: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# v1.0 peers keep working
+# Older peers keep working: the vectors of every earlier minor version
 # --------------------------------------------------------------------------------------------
 
-V10_CLIENT = load(V10 / "client.json")["vectors"]
-V10_SERVER = load(V10 / "server.json")["vectors"]
-V10_INVALID = load(V10 / "invalid.json")["vectors"]
-V10_COMMANDS = {row["value"]["id"]: row["type"] for row in V10_CLIENT}
+OLD_VERSIONS = ("v1.0", "v1.1")
+"""Earlier minor versions whose vectors are kept, unchanged, in vectors/<version>/."""
 
 
-def _is_v10_value_plus_defaults(decoded: dict[str, Any], v10: dict[str, Any]) -> bool:
-    """Every v1.0 field keeps its value; fields new in v1.1 may be added (with defaults)."""
-    for key, value in v10.items():
-        if isinstance(value, dict) and isinstance(decoded.get(key), dict):
-            if not _is_v10_value_plus_defaults(decoded[key], value):
-                return False
-        elif decoded.get(key) != value:
+def _old(version: str, file: str, key: str = "vectors") -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = load(VECTORS / version / file)[key]
+    return rows
+
+
+def _each(file: str, key: str = "vectors") -> list[tuple[str, dict[str, Any]]]:
+    return [(version, row) for version in OLD_VERSIONS for row in _old(version, file, key)]
+
+
+def _ids(pairs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return [f"{version}-{row['name']}" for version, row in pairs]
+
+
+def _commands(version: str) -> dict[str, str]:
+    return {row["value"]["id"]: row["type"] for row in _old(version, "client.json")}
+
+
+def _is_old_value_plus_defaults(decoded: Any, old: Any) -> bool:
+    """Every field of the old value keeps its value, in nested objects and in the objects of
+    arrays too; fields added since may be present (with their defaults)."""
+    if isinstance(old, dict):
+        if not isinstance(decoded, dict):
             return False
-    return True
+        return all(
+            key in decoded and _is_old_value_plus_defaults(decoded[key], value)
+            for key, value in old.items()
+        )
+    if isinstance(old, list):
+        return (
+            isinstance(decoded, list)
+            and len(decoded) == len(old)
+            and all(map(_is_old_value_plus_defaults, decoded, old))
+        )
+    return bool(decoded == old) and type(decoded) is type(old)
+
+
+def test_the_old_value_check_sees_a_changed_value_inside_an_array() -> None:
+    old = {"rooms": [{"room": "a", "seats": 2}]}
+    assert _is_old_value_plus_defaults({"rooms": [{"room": "a", "seats": 2, "hints": None}]}, old)
+    assert not _is_old_value_plus_defaults({"rooms": [{"room": "a", "seats": 3}]}, old)
+    assert not _is_old_value_plus_defaults({"rooms": [{"room": "a"}]}, old)
+    assert not _is_old_value_plus_defaults({"rooms": []}, old)
+    assert not _is_old_value_plus_defaults({"n": 1.0}, {"n": 1})
+
+
+def test_every_old_version_is_kept_complete() -> None:
+    for version in OLD_VERSIONS:
+        for file in ("client.json", "server.json", "invalid.json", "schema.json"):
+            assert (VECTORS / version / file).is_file(), f"{version}/{file}"
+    assert load(VECTORS / "v1.1" / "client.json")["protocol_minor"] == 1
+
+
+OLD_CLIENT = _each("client.json")
 
 
 @pytest.mark.parametrize("encoding", list(Encoding))
-@pytest.mark.parametrize("row", V10_CLIENT, ids=lambda row: row["name"])
-def test_every_v10_client_vector_decodes_with_v11(row: dict[str, Any], encoding: Encoding) -> None:
+@pytest.mark.parametrize(("version", "row"), OLD_CLIENT, ids=_ids(OLD_CLIENT))
+def test_every_old_client_vector_still_decodes(
+    version: str, row: dict[str, Any], encoding: Encoding
+) -> None:
     decoded = to_dict(decode_client(frame(row, encoding), encoding))
-    assert _is_v10_value_plus_defaults(decoded, row["value"])
+    assert _is_old_value_plus_defaults(decoded, row["value"])
 
 
-V10_LENIENT = [("client", row) for row in load(V10 / "client.json")["decode_only"]] + [
-    ("server", row) for row in load(V10 / "server.json")["decode_only"]
+OLD_LENIENT = [
+    (version, direction, row)
+    for version in OLD_VERSIONS
+    for direction in ("client", "server")
+    for row in _old(version, f"{direction}.json", "decode_only")
 ]
 
 
 @pytest.mark.parametrize(
-    ("direction", "row"), V10_LENIENT, ids=[f"{d}-{row['name']}" for d, row in V10_LENIENT]
+    ("version", "direction", "row"),
+    OLD_LENIENT,
+    ids=[f"{v}-{d}-{row['name']}" for v, d, row in OLD_LENIENT],
 )
-def test_every_v10_decode_only_frame_still_decodes(direction: str, row: dict[str, Any]) -> None:
+def test_every_old_decode_only_frame_still_decodes(
+    version: str, direction: str, row: dict[str, Any]
+) -> None:
     data = row["text"] if "text" in row else bytes.fromhex(row["binary_hex"])
     decode = decode_client if direction == "client" else decode_server
     decoded = to_dict(decode(data, Encoding(row["encoding"])))
-    assert _is_v10_value_plus_defaults(decoded, row["value"])
+    assert _is_old_value_plus_defaults(decoded, row["value"])
 
 
-@pytest.mark.parametrize("row", V10_INVALID, ids=lambda row: row["name"])
-def test_every_v10_invalid_vector_is_still_refused_the_same_way(row: dict[str, Any]) -> None:
+OLD_INVALID = _each("invalid.json")
+
+
+@pytest.mark.parametrize(("version", "row"), OLD_INVALID, ids=_ids(OLD_INVALID))
+def test_every_old_invalid_vector_is_still_refused_the_same_way(
+    version: str, row: dict[str, Any]
+) -> None:
     data = row["text"] if "text" in row else bytes.fromhex(row["binary_hex"])
     with pytest.raises(DecodeError) as info:
         decode_client(data, Encoding(row["encoding"]), max_frame_bytes=row["max_frame_bytes"])
     assert (info.value.code, info.value.command_id) == (row["code"], row["id"])
 
 
+OLD_SERVER = _each("server.json")
+
+
 @pytest.mark.parametrize("encoding", list(Encoding))
-@pytest.mark.parametrize("row", V10_SERVER, ids=lambda row: row["name"])
-def test_every_v10_server_vector_decodes_with_v11(row: dict[str, Any], encoding: Encoding) -> None:
-    message = decode_server_liberally(frame(row, encoding), encoding, V10_COMMANDS.get)
+@pytest.mark.parametrize(("version", "row"), OLD_SERVER, ids=_ids(OLD_SERVER))
+def test_every_old_server_vector_still_decodes(
+    version: str, row: dict[str, Any], encoding: Encoding
+) -> None:
+    commands = _commands(version)
+    message = decode_server_liberally(frame(row, encoding), encoding, commands.get)
     decoded = to_dict(message)
-    if isinstance(message, Ack):
-        assert decoded["result"].pop("command") == V10_COMMANDS[message.id]
-    assert _is_v10_value_plus_defaults(decoded, row["value"])
+    if isinstance(message, Ack) and "command" not in row["value"]["result"]:
+        assert decoded["result"].pop("command") == commands[message.id]
+    assert _is_old_value_plus_defaults(decoded, row["value"])
 
 
-def test_v10_acks_are_the_only_v10_server_vectors_that_need_liberal_reading() -> None:
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+def test_only_v10_acks_need_liberal_reading(version: str) -> None:
     strict_failures = set()
-    for row in V10_SERVER:
+    for row in _old(version, "server.json"):
         try:
             decode_server(row["json"], Encoding.JSON)
         except DecodeError:
             strict_failures.add(row["type"])
-    assert strict_failures == {"ack"}
+    assert strict_failures == ({"ack"} if version == "v1.0" else set())
 
 
 @cache
-def _v10_validator(direction: str) -> jsonschema.protocols.Validator:
-    document = load(V10 / "schema.json")
+def _old_schema(version: str) -> dict[str, Any]:
+    return load(VECTORS / version / "schema.json")
+
+
+@cache
+def _old_validator(version: str, direction: str) -> jsonschema.protocols.Validator:
+    document = _old_schema(version)
     root = {"$defs": document["$defs"], "$ref": f"#/$defs/{direction}"}
     validator: jsonschema.protocols.Validator = jsonschema.validators.validator_for(document)(root)
     return validator
 
 
-@pytest.mark.parametrize(
-    "row", load(VECTORS / "server.json")["vectors"], ids=lambda row: str(row["name"])
-)
-def test_every_v11_server_vector_is_valid_for_a_v10_client(row: dict[str, Any]) -> None:
-    # A v1.0 client accepts what its schema accepts (unknown fields are allowed there).
-    _v10_validator("ServerMessage").validate(row["value"])
+def _old_types(version: str, direction: str) -> set[str]:
+    """The message types of an old version's schema, in one direction."""
+    mapping: dict[str, str] = _old_schema(version)["$defs"][direction]["discriminator"]["mapping"]
+    return set(mapping)
 
 
-@pytest.mark.parametrize(
-    "row", load(VECTORS / "client.json")["vectors"], ids=lambda row: str(row["name"])
-)
-def test_every_v11_client_vector_is_valid_v10_apart_from_new_optional_fields(
-    row: dict[str, Any],
+def _reaches_an_old_client(version: str, value: dict[str, Any]) -> bool:
+    """Whether an old client can receive this server message: not a new message type (old
+    clients ignore those, 4.3) and not the ack of a new command (they never send one). New
+    error codes reach them (any string is a valid code in every version's schema)."""
+    if value["type"] not in _old_types(version, "ServerMessage"):
+        return False
+    if value["type"] == "ack":
+        return value["result"]["command"] in _old_types(version, "ClientMessage")
+    return True
+
+
+SERVER_ROWS = load(VECTORS / "server.json")["vectors"]
+
+
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+@pytest.mark.parametrize("row", SERVER_ROWS, ids=lambda row: str(row["name"]))
+def test_every_server_vector_an_old_client_can_get_is_valid_for_it(
+    version: str, row: dict[str, Any]
 ) -> None:
-    _v10_validator("ClientMessage").validate(row["value"])
+    # An old client accepts what its schema accepts (unknown fields are allowed there).
+    if _reaches_an_old_client(version, row["value"]):
+        _old_validator(version, "ServerMessage").validate(row["value"])
+
+
+def test_new_server_messages_are_only_those_old_clients_ignore_or_never_ask_for() -> None:
+    new = {row["type"] for row in SERVER_ROWS if not _reaches_an_old_client("v1.1", row["value"])}
+    assert new == {"bonus_taken", "ack"}
+    assert _reaches_an_old_client("v1.1", {"type": "error", "code": "hints_disabled"})
+
+
+CLIENT_ROWS = load(VECTORS / "client.json")["vectors"]
+
+
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+@pytest.mark.parametrize("row", CLIENT_ROWS, ids=lambda row: str(row["name"]))
+def test_every_client_vector_of_an_old_command_is_valid_old_apart_from_new_optional_fields(
+    version: str, row: dict[str, Any]
+) -> None:
+    if row["type"] in _old_types(version, "ClientMessage"):
+        _old_validator(version, "ClientMessage").validate(row["value"])

@@ -73,6 +73,13 @@ def strategy_for(info: mi.Type) -> st.SearchStrategy[Any]:
     if isinstance(info, mi.IntType):
         low, high = _int_bounds(info)
         return st.integers(min_value=low, max_value=high)
+    if isinstance(info, mi.FloatType):
+        return st.floats(
+            min_value=info.ge if info.ge is not None else -1e9,
+            max_value=info.le if info.le is not None else 1e9,
+            allow_nan=False,
+            allow_infinity=False,
+        )
     if isinstance(info, mi.StrType):
         low, high = info.min_length or 0, info.max_length if info.max_length is not None else 40
         if info.pattern is not None:
