@@ -97,20 +97,19 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         await _refuse(websocket, status, CloseCode.PROTOCOL_ERROR, reason)
         return
     address = websocket.client.host if websocket.client else ""
-    if rt.per_address.get(address, 0) >= rt.settings.max_connections_per_address:
+    if not rt.admit(address):
         await _refuse(websocket, 429, CloseCode.POLICY_VIOLATION, TOO_MANY_FROM_ADDRESS)
         return
-    await websocket.accept(subprotocol=chosen)
-    session = Session(websocket, rt, SUBPROTOCOLS[chosen], address)
-    rt.connections[session.conn_id] = session
-    rt.per_address[address] = rt.per_address.get(address, 0) + 1
     try:
-        await session.run()
+        await websocket.accept(subprotocol=chosen)
+        session = Session(websocket, rt, SUBPROTOCOLS[chosen], address)
+        rt.connections[session.conn_id] = session
+        try:
+            await session.run()
+        finally:
+            rt.connections.pop(session.conn_id, None)
     finally:
-        rt.connections.pop(session.conn_id, None)
-        left = rt.per_address.pop(address, 1) - 1
-        if left > 0:
-            rt.per_address[address] = left
+        rt.release(address)
 
 
 TOO_MANY_FROM_ADDRESS = "too many connections from this address"
