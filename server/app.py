@@ -41,6 +41,8 @@ from protocol.transport import (
 from server import background, http
 from server.embedded_redis import EmbeddedRedis, start_embedded
 from server.feed import ClusterNodes, Feed, SingleNode
+from server.guard import ON_SHUTDOWN
+from server.lobby import Lobby
 from server.metrics import Metrics
 from server.runtime import Runtime
 from server.seats import Seats
@@ -155,6 +157,7 @@ def routes() -> list[BaseRoute]:
         Route("/readyz", http.readyz, methods=["GET"]),
         Route("/metrics", http.metrics, methods=["GET"]),
         Route("/rooms", http.list_rooms, methods=["GET"]),
+        Route("/lobby", http.lobby_stream, methods=["GET"]),
         Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         WebSocketRoute(ENDPOINT_PATH, websocket_endpoint),
@@ -246,22 +249,30 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
     settings = settings or Settings.from_env()
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         embedded = start_embedded(log) if settings.redis_url is None else None
         url = embedded.url if embedded is not None else str(settings.redis_url)
         rt = _runtime(settings, url, embedded)
+        lobby = Lobby(
+            lambda: http.lobby_body(rt),
+            on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
+        )
         tasks: list[asyncio.Task[None]] = []
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
         try:
             await rt.redis.ping()
             app.state.runtime = rt
+            app.state.lobby = lobby
             await rt.feed.start()
             tasks = background.start_loops(rt)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
-            yield
+            # uvicorn calls this when its shutdown begins (server.guard): the lobby streams end
+            # then, so uvicorn does not wait for them.
+            yield {ON_SHUTDOWN: lobby.close}
         finally:
             undo_signals()
+            await lobby.stop()
             for task in tasks:
                 task.cancel()
             if tasks:

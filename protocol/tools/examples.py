@@ -1366,6 +1366,29 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
         _http_error("out_of_range", "limit must be 1..1000"),
         "limit is 1..1000 (default 500); after is an integer >= 0 (default 0).",
     ),
+    HttpExample(
+        "lobby_stream",
+        "/lobby",
+        "/lobby",
+        (),
+        200,
+        "retry: 3000\n\nevent: rooms\ndata: "
+        + msgspec.json.encode({"rooms": (_yatzy_summary,)}).decode()
+        + "\n\nevent: rooms\ndata: "
+        + msgspec.json.encode({"rooms": ()}).decode()
+        + "\n\n",
+        "The beginning of a text/event-stream that stays open: the reconnection delay, the list "
+        "at once, then the whole list again whenever it changes (here: the room is gone).",
+    ),
+    HttpExample(
+        "lobby_stream_too_many",
+        "/lobby",
+        "/lobby",
+        (),
+        429,
+        _http_error("rate_limited", "too many connections from this address"),
+        "Too many long-lived connections from this address, or lobby streams on this process.",
+    ),
     HttpExample("healthz", "/healthz", "/healthz", (), 200, "ok", "Text: the process answers."),
     HttpExample("readyz", "/readyz", "/readyz", (), 200, {"ready": True}, "The storage answers."),
     HttpExample(

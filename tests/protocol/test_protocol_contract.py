@@ -36,7 +36,15 @@ PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "protocol"
 VECTORS = PROTOCOL_DIR / "vectors"
 V10 = VECTORS / "v1.0"
 
-HTTP_API = ("/rooms", "/rooms/{id}", "/rooms/{id}/events", "/healthz", "/readyz", "/metrics")
+HTTP_API = (
+    "/rooms",
+    "/rooms/{id}",
+    "/rooms/{id}/events",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/lobby",
+)
 """The HTTP routes of the API (the lead's decision for v1.1, SPEC.md section 13)."""
 
 NOT_API = {"/", "/static", "/ws"}  # the web page, its files and the WebSocket endpoint
@@ -139,6 +147,16 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
     elif row["route"] == "/rooms":
         for summary in body["rooms"]:
             _validator("RoomSummary").validate(summary)
+    elif row["route"] == "/lobby":
+        assert body.startswith("retry: ")
+        events = [block for block in body.split("\n\n") if block.startswith("event: rooms\n")]
+        assert events
+        assert body.endswith("\n\n")
+        for block in events:
+            _, data = block.split("\n")
+            assert data.startswith("data: ")
+            for summary in json.loads(data.removeprefix("data: "))["rooms"]:
+                _validator("RoomSummary").validate(summary)
     elif row["route"] == "/rooms/{id}":
         _validator("Snapshot").validate(body)
     elif row["route"] == "/rooms/{id}/events":
