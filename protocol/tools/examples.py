@@ -1310,7 +1310,7 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
         (),
         200,
         {"rooms": msgspec.json.decode(msgspec.json.encode((_yatzy_summary,)))},
-        "The public rooms that are not finished, as `RoomSummary` objects.",
+        "The public rooms (finished ones until they expire), as `RoomSummary` objects.",
     ),
     HttpExample(
         "room_snapshot",
