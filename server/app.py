@@ -42,6 +42,8 @@ from server.cluster_client import cluster_client
 from server.computers import Advisor
 from server.embedded_redis import EmbeddedRedis, start_embedded
 from server.feed import ClusterNodes, Feed, SingleNode
+from server.guard import ON_SHUTDOWN
+from server.lobby import Lobby
 from server.metrics import Metrics
 from server.runtime import Runtime
 from server.seats import Seats
@@ -100,20 +102,19 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         await _refuse(websocket, status, CloseCode.PROTOCOL_ERROR, reason)
         return
     address = websocket.client.host if websocket.client else ""
-    if rt.per_address.get(address, 0) >= rt.settings.max_connections_per_address:
+    if not rt.admit(address):
         await _refuse(websocket, 429, CloseCode.POLICY_VIOLATION, TOO_MANY_FROM_ADDRESS)
         return
-    await websocket.accept(subprotocol=chosen)
-    session = Session(websocket, rt, SUBPROTOCOLS[chosen], address)
-    rt.connections[session.conn_id] = session
-    rt.per_address[address] = rt.per_address.get(address, 0) + 1
     try:
-        await session.run()
+        await websocket.accept(subprotocol=chosen)
+        session = Session(websocket, rt, SUBPROTOCOLS[chosen], address)
+        rt.connections[session.conn_id] = session
+        try:
+            await session.run()
+        finally:
+            rt.connections.pop(session.conn_id, None)
     finally:
-        rt.connections.pop(session.conn_id, None)
-        left = rt.per_address.pop(address, 1) - 1
-        if left > 0:
-            rt.per_address[address] = left
+        rt.release(address)
 
 
 TOO_MANY_FROM_ADDRESS = "too many connections from this address"
@@ -159,6 +160,7 @@ def routes() -> list[BaseRoute]:
         Route("/readyz", http.readyz, methods=["GET"]),
         Route("/metrics", http.metrics, methods=["GET"]),
         Route("/rooms", http.list_rooms, methods=["GET"]),
+        Route("/lobby", http.lobby_stream, methods=["GET"]),
         Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
@@ -266,23 +268,31 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
     settings = settings or Settings.from_env()
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         embedded = start_embedded(log) if settings.redis_url is None else None
         url = embedded.url if embedded is not None else str(settings.redis_url)
         rt = _runtime(settings, url, embedded)
+        lobby = Lobby(
+            lambda: http.lobby_body(rt),
+            on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
+        )
         tasks: list[asyncio.Task[None]] = []
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
         try:
             await rt.redis.ping()
             app.state.runtime = rt
+            app.state.lobby = lobby
             await rt.feed.start()
             _preload_tables(rt)
             tasks = background.start_loops(rt)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
-            yield
+            # uvicorn calls this when its shutdown begins (server.guard): the lobby streams end
+            # then, so uvicorn does not wait for them.
+            yield {ON_SHUTDOWN: lobby.close}
         finally:
             undo_signals()
+            await lobby.stop()
             for task in tasks:
                 task.cancel()
             if tasks:

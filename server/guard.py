@@ -6,6 +6,12 @@ These protocol classes close a connection whose first request has not started wi
 ``YAHTZEE_HANDSHAKE_SECONDS``; once a request started (or the connection became a WebSocket)
 the timer has nothing to do. uvicorn is given ``server.guard:GuardedProtocol`` (the fastest
 one available) as its ``http`` option.
+
+They also tell the application when uvicorn's shutdown begins: uvicorn then waits for every
+response in progress to end, and a stream that never ends on its own (``GET /lobby``) would
+hold the process forever. The application puts a callable under :data:`ON_SHUTDOWN` in its
+lifespan state; it is called (once per open connection: it must be idempotent) when uvicorn
+asks the connections to finish, whichever signal (SIGINT, SIGTERM) started the shutdown.
 """
 
 from __future__ import annotations
@@ -17,11 +23,15 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from server.settings import Settings
 
-__all__ = ["GuardedH11Protocol", "GuardedProtocol"]
+__all__ = ["ON_SHUTDOWN", "GuardedH11Protocol", "GuardedProtocol"]
+
+ON_SHUTDOWN = "on_server_shutdown"
+"""The key of the application's shutdown callable in its lifespan state."""
 
 
 class _HeaderDeadline:
-    """Mixin for uvicorn's HTTP protocols (both keep the current request in ``cycle``)."""
+    """Mixin for uvicorn's HTTP protocols (both keep the current request in ``cycle``, and the
+    lifespan state in ``app_state``)."""
 
     _header_seconds: float | None = None
     _header_timer: asyncio.TimerHandle | None = None
@@ -48,6 +58,12 @@ class _HeaderDeadline:
         if self._header_timer is not None:
             self._header_timer.cancel()
         super().connection_lost(exc)  # type: ignore[misc]
+
+    def shutdown(self) -> None:
+        super().shutdown()  # type: ignore[misc]
+        on_shutdown = getattr(self, "app_state", {}).get(ON_SHUTDOWN)
+        if callable(on_shutdown):
+            on_shutdown()
 
 
 class GuardedH11Protocol(_HeaderDeadline, H11Protocol):

@@ -1,4 +1,5 @@
-"""The HTTP endpoints: health, readiness, metrics, the lobby, a room, a room's event log.
+"""The HTTP endpoints: health, readiness, metrics, the lobby (a list, and a live stream of it),
+a room, a room's event log.
 
 A private room is shown only with its invite code in the ``X-Invite-Code`` header: secrets
 never travel in URLs (they would land in access logs and proxies).
@@ -9,23 +10,36 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+from collections.abc import Callable
 
 import msgspec
 import redis.exceptions
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 import protocol.messages as pm
 from protocol.codec import decode_server
 from protocol.transport import Encoding
 from server import computers, room, translate
 from server.handlers import TABLE_WAIT_SECONDS, public_rooms
+from server.lobby import Lobby, Watcher
 from server.runtime import Runtime
 from server.service import Cached, ServiceError
 
-__all__ = ["get_room", "healthz", "list_rooms", "metrics", "readyz", "room_events"]
+__all__ = [
+    "get_room",
+    "healthz",
+    "list_rooms",
+    "lobby_body",
+    "lobby_stream",
+    "metrics",
+    "readyz",
+    "room_events",
+]
 
 INVITE_HEADER = "x-invite-code"
+LOBBY_MAX_ROOMS = 1000
 EVENTS_PAGE = 500
 EVENTS_PAGE_MAX = 1000
 READY_TIMEOUT_SECONDS = 1.0
@@ -85,10 +99,53 @@ async def metrics(request: Request) -> Response:
     return Response(rt.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
+async def lobby_body(rt: Runtime) -> bytes:
+    """The public rooms as ``GET /rooms`` answers them (and ``GET /lobby`` sends them)."""
+    return msgspec.json.encode({"rooms": await public_rooms(rt, LOBBY_MAX_ROOMS)})
+
+
 async def list_rooms(request: Request) -> Response:
     """The public rooms."""
-    rooms = await public_rooms(runtime_of(request), 1000)
-    return _json({"rooms": rooms})
+    return Response(await lobby_body(runtime_of(request)), media_type="application/json")
+
+
+class _LobbyStream(StreamingResponse):
+    """One watcher's SSE stream; the watcher is let go however the response ends."""
+
+    def __init__(self, lobby: Lobby, watcher: Watcher, release: Callable[[], None]) -> None:
+        super().__init__(
+            lobby.stream(watcher),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+async def lobby_stream(request: Request) -> Response:
+    """The public rooms, live (Server-Sent Events): the list at once, then again whenever it
+    changes (at most about once a second), a keep-alive comment every 15 s of silence."""
+    rt = runtime_of(request)
+    lobby: Lobby = request.app.state.lobby
+    if rt.draining or lobby.closed:
+        return _error("unavailable", "the server is shutting down", 503)
+    if len(lobby.watchers) >= rt.settings.max_lobby_watchers:
+        return _error("rate_limited", "too many lobby watchers on this server", 429)
+    address = request.client.host if request.client else ""
+    if not rt.admit(address):
+        return _error("rate_limited", "too many connections from this address", 429)
+    watcher = lobby.add(address)
+
+    def release() -> None:
+        lobby.remove(watcher)
+        rt.release(address)
+
+    return _LobbyStream(lobby, watcher, release)
 
 
 async def _visible(request: Request) -> Cached | Response:

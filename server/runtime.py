@@ -67,6 +67,21 @@ class Runtime:
     #: the public lobby as last read (ms, index writes, rooms), see ``handlers.public_rooms``
     lobby_cache: tuple[int, int, list[Any]] | None = None
 
+    def admit(self, address: str) -> bool:
+        """Count one more long-lived connection (a WebSocket or a lobby stream) of ``address``;
+        False (and nothing counted) when the address holds its maximum already."""
+        held = self.per_address.get(address, 0)
+        if held >= self.settings.max_connections_per_address:
+            return False
+        self.per_address[address] = held + 1
+        return True
+
+    def release(self, address: str) -> None:
+        """The end of a connection that :meth:`admit` counted."""
+        left = self.per_address.pop(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+
     def room_quota(self, address: str) -> TokenBucket:
         """The room-creation bucket of one client address (the 10,000 most recent kept)."""
         bucket = self.room_quotas.get(address)

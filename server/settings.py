@@ -88,8 +88,11 @@ class Settings:
     handshake_timeout_seconds: float = field(
         default=10.0, metadata=_env("YAHTZEE_HANDSHAKE_SECONDS")
     )
-    #: Most WebSocket connections one client address may hold on one process.
+    #: Most long-lived connections (WebSockets and ``GET /lobby`` streams together) one client
+    #: address may hold on one process.
     max_connections_per_address: int = field(default=256, metadata=_env("YAHTZEE_MAX_PER_ADDRESS"))
+    #: Most ``GET /lobby`` streams open on one process (more: HTTP 429).
+    max_lobby_watchers: int = field(default=2000, metadata=_env("YAHTZEE_MAX_LOBBY_WATCHERS"))
     #: Rooms one connection may create per minute (burst 5), and one address (burst 60).
     rooms_per_minute: float = field(default=6.0, metadata=_env("YAHTZEE_ROOMS_PER_MINUTE"))
     rooms_per_minute_per_address: float = field(
@@ -134,6 +137,7 @@ class Settings:
             "redis_timeout_seconds",
             "handshake_timeout_seconds",
             "max_connections_per_address",
+            "max_lobby_watchers",
             "rooms_per_minute",
             "rooms_per_minute_per_address",
         )

@@ -4,7 +4,7 @@
 // create keys); the room model in room-model.js. This file is the page: it keeps the seat in
 // localStorage (a closed tab or a restarted browser offers "Resume game"; a reload resumes at
 // once), draws the table from the model after every event, rebuilds the move history from the
-// room's log, and keeps the lobby live.
+// room's log, and keeps the lobby live (pushed by the server, GET /lobby).
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
@@ -16,7 +16,8 @@ import {
 
 const SEAT_KEY = "yahtzee.session";     // localStorage: the seat (or watched room), kept
 const ACTIVE_KEY = "yahtzee.active";    // sessionStorage: this tab is at that table
-const LOBBY_POLL_MS = 3000;
+const LOBBY_POLL_MS = 3000;          // polling GET /rooms, when the lobby stream fails
+const LOBBY_STREAM_FAILURES = 3;     // stream errors in a row (no list between) before polling
 const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
 const SPOKEN_FACES = ["", "one", "two", "three", "four", "five", "six"];
 // Pip positions (1-9 in a 3 x 3 grid, row by row) for each face.
@@ -52,7 +53,8 @@ let model = null;             // the room as the page knows it
 let moves = new Map();        // seq -> line of the move history
 let rolling = new Set();      // dice indexes to animate on the next draw
 let replay = null;            // {room, states, lines, at}
-let lobbyFeed = null;
+let lobbyFeed = null;         // stops the lobby feed while the lobby is shown
+let lobbyMode = null;         // how the lobby list arrives: "stream", "polling" or null
 
 function wsUrl() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -448,21 +450,54 @@ function stepReplay(to) {
 // ------------------------------------------------------------------ the live lobby
 
 /**
- * The lobby's room list, kept current. Today it polls `GET /rooms` every few seconds while the
- * lobby is shown; swap the body of this function for a pushed feed when the server has one.
+ * The lobby's room list, kept current while the lobby is shown: pushed by the server
+ * (`GET /lobby`, Server-Sent Events; every `rooms` event carries the whole list). EventSource
+ * reconnects by itself (a server restart ends the stream); when the stream fails
+ * LOBBY_STREAM_FAILURES times in a row without a list in between, or is refused (429, 503:
+ * EventSource then gives up), the page polls `GET /rooms` instead until the lobby is left.
  * @param {(rooms: object[]) => void} onRooms
  * @returns {() => void} stop
  */
 function watchLobby(onRooms) {
   let stopped = false;
   let timer = null;
-  const tick = async () => {
+  let source = null;
+  const poll = async () => {
     if (stopped) return;
     try { onRooms(await fetchRooms("")); } catch { /* the next tick tries again */ }
-    if (!stopped) timer = setTimeout(tick, LOBBY_POLL_MS);
+    if (!stopped) timer = setTimeout(poll, LOBBY_POLL_MS);
   };
-  tick();
-  return () => { stopped = true; clearTimeout(timer); };
+  const fallBack = () => {
+    if (source) source.close();
+    source = null;
+    lobbyMode = "polling";
+    poll();
+  };
+  if (typeof EventSource === "function") {
+    let failures = 0;
+    lobbyMode = "stream";
+    source = new EventSource("/lobby");
+    source.addEventListener("rooms", (event) => {
+      failures = 0;
+      let rooms;
+      try { rooms = JSON.parse(event.data).rooms; } catch { return; }
+      if (Array.isArray(rooms)) onRooms(rooms);
+    });
+    source.addEventListener("error", () => {
+      failures += 1;
+      if (source.readyState === EventSource.CLOSED || failures >= LOBBY_STREAM_FAILURES) {
+        fallBack();
+      }
+    });
+  } else {
+    fallBack();
+  }
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    if (source) source.close();
+    lobbyMode = null;
+  };
 }
 
 function startLobbyFeed() {
@@ -909,7 +944,11 @@ function init() {
   render();
   client.connect().catch((err) => fail(err));
   setInterval(() => { if (session && model) renderDeadline(); }, 1000);
-  document.addEventListener("visibilitychange", () => { if (!document.hidden) render(); });
+  // A hidden tab gives its lobby stream back (browsers allow few connections per server).
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden) stopLobbyFeed();
+    else render();
+  });
 }
 
 // Exposed for tests and the curious: the model, the session and a simulated network failure.
@@ -917,6 +956,7 @@ window.yahtzee = {
   get model() { return model; },
   get session() { return session; },
   get client() { return client; },
+  get lobbyMode() { return lobbyMode; },
   dropConnection() { client.dropConnection(); },
 };
 

@@ -1649,7 +1649,7 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
         (),
         200,
         {"rooms": msgspec.json.decode(msgspec.json.encode((_yatzy_summary,)))},
-        "The public rooms that are not finished, as `RoomSummary` objects.",
+        "The public rooms (finished ones until they expire), as `RoomSummary` objects.",
     ),
     HttpExample(
         "room_snapshot",
@@ -1745,6 +1745,29 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
         ),
         "The server is still loading its strategy table for the room's rules; the answer "
         "has a Retry-After header (seconds).",
+    ),
+    HttpExample(
+        "lobby_stream",
+        "/lobby",
+        "/lobby",
+        (),
+        200,
+        "retry: 3000\n\nevent: rooms\ndata: "
+        + msgspec.json.encode({"rooms": (_yatzy_summary,)}).decode()
+        + "\n\nevent: rooms\ndata: "
+        + msgspec.json.encode({"rooms": ()}).decode()
+        + "\n\n",
+        "The beginning of a text/event-stream that stays open: the reconnection delay, the list "
+        "at once, then the whole list again whenever it changes (here: the room is gone).",
+    ),
+    HttpExample(
+        "lobby_stream_too_many",
+        "/lobby",
+        "/lobby",
+        (),
+        429,
+        _http_error("rate_limited", "too many connections from this address"),
+        "Too many long-lived connections from this address, or lobby streams on this process.",
     ),
     HttpExample("healthz", "/healthz", "/healthz", (), 200, "ok", "Text: the process answers."),
     HttpExample("readyz", "/readyz", "/readyz", (), 200, {"ready": True}, "The storage answers."),

@@ -278,7 +278,8 @@ def vector_files() -> dict[str, dict[str, Any]]:
             "description": (
                 "Requests of the HTTP API (SPEC.md section 13) and the answers: `status`, and "
                 "`body` as a JSON value (Content-Type application/json) or a string "
-                "(text/plain). `route` is the documented route the request belongs to."
+                "(text/plain; for `/lobby`, text/event-stream: the beginning of the stream). "
+                "`route` is the documented route the request belongs to."
             ),
             "vectors": [
                 {

@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import shutil
+import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -564,6 +565,51 @@ async def test_phone_holds_eight_players(pages: Pages) -> None:
     finally:
         for bot in bots:
             await bot.close()
+
+
+def _path(url: str) -> str:
+    return urllib.parse.urlsplit(url).path
+
+
+async def test_lobby_is_pushed_to_a_second_page_without_any_click(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    creator, watcher = await pages.open(), await pages.open()
+    await watcher.wait_for_function("window.yahtzee.lobbyMode === 'stream'")
+    # Another client (the first page) creates a room; the second page's lobby shows it.
+    await creator.fill("#name", "Pushed Paula")
+    await creator.click("#create-button")
+    await expect(creator.locator("#table")).to_be_visible()
+    room = (await creator.locator("#room-id").text_content()) or ""
+    listed = watcher.locator(f'#rooms li[data-room="{room}"]')
+    await expect(listed).to_contain_text("Pushed Paula")
+    # A stranger (the Python client) takes the second seat: the line follows.
+    async with Client(pages.server.ws) as stranger:
+        await stranger.join(room, "Stranger Sam")
+        await expect(listed).to_contain_text("2/2 seated")
+    # Pushed, not polled: the pages opened the stream and never asked GET /rooms.
+    assert "/lobby" in {_path(url) for url in pages.requests}
+    assert "/rooms" not in {_path(url) for url in pages.requests}
+
+
+async def test_lobby_falls_back_to_polling_when_the_stream_is_refused(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    context = await pages.context()
+    refused = '{"code": "rate_limited", "message": "too many connections from this address"}'
+    await context.route(
+        "**/lobby",
+        lambda route: route.fulfill(status=429, content_type="application/json", body=refused),
+    )
+    page = await pages.open(context=context)
+    await page.wait_for_function("window.yahtzee.lobbyMode === 'polling'")
+    async with Client(pages.server.ws) as other:
+        created = await other.create_room(seats=2)
+        await other.join(created.room, "Polled Pete")
+        await expect(page.locator(f'#rooms li[data-room="{created.room}"]')).to_contain_text(
+            "Polled Pete"
+        )
+    assert "/rooms" in {_path(url) for url in pages.requests}
 
 
 async def test_finished_games_replay(pages: Pages) -> None:

@@ -43,8 +43,9 @@ HTTP_API = (
     "/healthz",
     "/readyz",
     "/metrics",
+    "/lobby",
 )
-"""The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2)."""
+"""The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2, the lobby stream)."""
 
 NOT_API = {"/", "/static", "/ws"}  # the web page, its files and the WebSocket endpoint
 
@@ -146,6 +147,16 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
     elif row["route"] == "/rooms":
         for summary in body["rooms"]:
             _validator("RoomSummary").validate(summary)
+    elif row["route"] == "/lobby":
+        assert body.startswith("retry: ")
+        events = [block for block in body.split("\n\n") if block.startswith("event: rooms\n")]
+        assert events
+        assert body.endswith("\n\n")
+        for block in events:
+            _, data = block.split("\n")
+            assert data.startswith("data: ")
+            for summary in json.loads(data.removeprefix("data: "))["rooms"]:
+                _validator("RoomSummary").validate(summary)
     elif row["route"] == "/rooms/{id}":
         _validator("Snapshot").validate(body)
     elif row["route"] == "/rooms/{id}/events":
