@@ -74,7 +74,8 @@ def replay(events: Sequence[Msg], options: game.RuleOptions, seats: int) -> game
     for e in events:
         kind = e["type"]
         if kind == "player_joined":
-            state, _ = game.apply(state, game.Join(e["player"], e["name"]))
+            join = game.Join(e["player"], e["name"], computer=e.get("computer"))
+            state, _ = game.apply(state, join)
         elif kind == "player_left":
             state, _ = game.apply(state, game.Leave(e["player"]))
         elif kind in ("roll_off", "game_started") and not started:
@@ -98,6 +99,8 @@ def replay(events: Sequence[Msg], options: game.RuleOptions, seats: int) -> game
         elif kind == "scored":
             box = game.Box(e["box"])
             state, _ = game.apply(state, game.Score(e["player"], box, e["automatic"]))
+        elif kind == "bonus_taken":
+            state, _ = game.apply(state, game.TakeBonus(e["player"], e["automatic"]))
     return state
 
 

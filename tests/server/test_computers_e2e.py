@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gameplay import assert_gap_free, play_turn
+from gameplay import assert_gap_free, play_turn, replay, totals_of
 from procs import ServerProcess, StartServer
 from wsclient import Msg, WsClient, get_json, http_get
 
+from server import game
 from server.solver import Table
 
 pytestmark = pytest.mark.usefixtures("official_table")
@@ -268,3 +269,42 @@ async def test_a_missing_table_is_built_in_the_background(
         assert ack["seq"] > 0
     finally:
         await person.close()
+
+
+async def test_two_processes_make_each_computer_move_exactly_once(
+    start_server: StartServer,
+) -> None:
+    """Both processes poll the shared schedule and the committing one also wakes locally:
+    still every move happens once (the log replays through the engine to the same totals)."""
+    fast = {"YAHTZEE_COMPUTER_DELAY_MS": "0", "YAHTZEE_TIMER_POLL_SECONDS": "0.05"}
+    first, second = start_server(fast), start_server(fast)
+    person = await WsClient(first.ws, "json", "P").connect()
+    watcher = await WsClient(second.ws, "json", "W").connect()
+    try:
+        computers = [{"level": "hard"}, {"level": "medium"}, {"level": "easy"}]
+        created = await person.ok("create_room", seats=4, public=True, computers=computers)
+        room = created["result"]["room"]
+        await watcher.ok("spectate", room=room)
+        await person.join(room, "Pat")
+        await person.ok("start")
+        over = await play_against_computers(person)
+        await watcher.wait_for(lambda: any(e["type"] == "game_over" for e in watcher.events))
+        log = await game_log(first, room)
+        state = replay(log, game.RuleOptions(), 4)
+        assert state.phase is game.Phase.FINISHED
+        assert {p.player_id: p.card.totals().grand for p in state.players} == totals_of(over)
+        scored = [e["player"] for e in log if e["type"] == "scored"]
+        assert sorted(scored.count(p) for p in set(scored)) == [13, 13, 13, 13]
+    finally:
+        await person.close()
+        await watcher.close()
+
+
+async def game_log(server: ServerProcess, room: str) -> list[Msg]:
+    events: list[Msg] = []
+    after: int | None = 0
+    while after is not None:
+        page = await get_json(f"{server.http}/rooms/{room}/events?after={after}&limit=500")
+        events += page["events"]
+        after = page["next_after"]
+    return events
