@@ -756,14 +756,16 @@ function renderTable() {
 function cpuBadge(p) {
   if (!p.computer) return null;
   return el("span", { class: "cpu", title: `computer player, level ${p.computer}` },
-    el("span", { "aria-hidden": "true" }, `CPU · ${p.computer}`),
+    el("span", { "aria-hidden": "true" }, "CPU",
+      el("span", { class: "level" }, ` · ${p.computer}`)),
     el("span", { class: "visually-hidden" }, `computer player, level ${p.computer}`));
 }
 
 /** The lobby's roster: who sits where; the host adds and removes computer players. */
 function renderRoster(me) {
   const host = Boolean(me && model.host === me);
-  $("roster").replaceChildren(...model.players.map((p) => el("li", { dataset: { player: p.player } },
+  $("roster").replaceChildren(...model.players.map((p) => el("li",
+    { dataset: { player: p.player } },
     el("span", { class: "who" }, p.name), p.player === me ? " (you)" : null, " ", cpuBadge(p),
     host && p.computer ? el("button", { type: "button", class: "remove-computer",
       "aria-label": `Remove ${p.name}`, onclick: () => removeComputer(p.player) }, "Remove")

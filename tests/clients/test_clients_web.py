@@ -7,7 +7,11 @@ real server process. Synchronisation is by Playwright's auto-waiting assertions 
 ``wait_for_function`` on the page's state, never by sleeping.
 
 The accessibility check runs axe-core (npm, installed by ``python3 .ci/dev.py setup``) inside the
-page: no serious or critical violation on the lobby, the table and game over.
+page: no serious or critical violation on the lobby, the table and game over (and on the protocol
+1.2 views: a room's lobby with computer players, the advice, the analysis).
+
+The computer-player tests run against a server of their own whose computers move at once
+(``YAHTZEE_COMPUTER_DELAY_MS=0``, the ``computer_server`` fixture).
 
 ``YAHTZEE_SCREENSHOTS=1`` writes the README's screenshots to ``clients/web/screenshots/``;
 otherwise they go to ``tests/artifacts/``.
@@ -35,7 +39,13 @@ from clients_live import LiveServer, spawn_server, stop_server
 from clients.client import Client
 from clients.strategy import decide
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+# Game over shows the analysis (GET /rooms/{id}/analysis), which needs the strategy table of the
+# official rules: the session builds it once and the servers load it from the session's cache.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.usefixtures("official_table"),
+]
 
 CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -693,7 +703,8 @@ async def test_accessibility_and_a_solo_game_to_the_end(pages: Pages) -> None:
     total = (await page.locator("#scorecard td.total").text_content()) or ""
     await expect(page.locator("#banner")).to_have_text(f"You win with {total} points!")
     await expect(page.locator("#rematch")).to_be_visible()
-    assert await axe_serious(page) == []  # game over
+    await expect(page.locator("#analysis .analysis-player")).to_have_count(1)
+    assert await axe_serious(page) == []  # game over, with the analysis
     await page.screenshot(path=_shot("web-game-over.png"), full_page=True)
 
 
