@@ -168,6 +168,7 @@ function ask(text, yesLabel) {
 function onSnapshot(snapshot) {
   const newRoom = !model || model.room !== snapshot.room;
   model = fromSnapshot(snapshot);
+  advice = null;  // a snapshot (a new room, a resync) may show another table
   if (newRoom) moves = new Map();
   loadHistory(snapshot);
   render();
@@ -405,6 +406,7 @@ async function rematch() {
 function backToLobby() {
   session = null;
   model = null;
+  advice = null;
   forgetSeat();
   if (location.hash) window.history.replaceState(null, "", location.pathname);
   render();
@@ -775,6 +777,7 @@ function renderRoster(me) {
 
 /** The Hint button and the advice: the top options, best first, with expected final scores. */
 function renderAdvice() {
+  if (!model || !session) return;
   const canAsk = canAskHint();
   $("ask-hint").hidden = !canAsk;
   $("hint-key").hidden = model.hints !== true;
