@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from clients.client import Client, CommandError
 from clients.model import RoomModel
 from clients.strategy import choose_box, decide
-from protocol import Encoding, Phase, RoomOptions, RoomStatus, Standing
+from protocol import Encoding, Phase, RoomOptions, RoomStatus, Standing, Toggle
 
 __all__ = ["BotConfig", "play_seat", "run_bots"]
 
@@ -132,6 +132,8 @@ async def run_bots(config: BotConfig) -> list[Standing]:
                 extra_yahtzees=config.options.extra_yahtzees,
                 joker=config.options.joker,
                 first_player=config.options.first_player,
+                upper_first=config.options.upper_first is Toggle.ON,
+                bonus_turn=config.options.bonus_turn is Toggle.ON,
             )
             room, invite = created.room, created.invite_code
             print(f"room {room}" + (f" invite {invite}" if invite else ""), flush=True)

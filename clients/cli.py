@@ -12,7 +12,16 @@ import asyncio
 import logging
 import os
 
-from protocol import Encoding, ExtraYahtzees, FirstPlayer, Joker, RoomOptions, Rules
+from protocol import (
+    Encoding,
+    ExtraYahtzees,
+    FirstPlayer,
+    Joker,
+    Level,
+    RoomOptions,
+    Rules,
+    Toggle,
+)
 
 __all__ = ["register"]
 
@@ -58,16 +67,27 @@ def _add_room_options(parser: argparse.ArgumentParser) -> None:
         choices=[v.value for v in FirstPlayer],
         default=FirstPlayer.ROLL_OFF.value,
     )
+    group.add_argument(
+        "--upper-first", action="store_true", help="house variant: the six upper boxes first"
+    )
+    group.add_argument(
+        "--bonus-turn",
+        action="store_true",
+        help="house variant: an extra Yahtzee may be taken as +100 without filling a box",
+    )
     group.add_argument("--turn-seconds", type=int, default=0, help="0 = no turn timer")
     group.add_argument("--private", action="store_true", help="unlisted room with invite code")
 
 
 def _options(args: argparse.Namespace) -> RoomOptions:
+    on = {True: Toggle.ON, False: Toggle.OFF}
     return RoomOptions(
         rules=Rules(args.rules),
         extra_yahtzees=ExtraYahtzees(args.extra_yahtzees),
         joker=Joker(args.joker),
         first_player=FirstPlayer(args.first_player),
+        upper_first=on[getattr(args, "upper_first", False)],
+        bonus_turn=on[getattr(args, "bonus_turn", False)],
     )
 
 
@@ -101,9 +121,24 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from clients.tui import PlayApp
+    from clients.tui import ComputerGame, PlayApp
 
-    app = PlayApp(url=args.url, name=args.name, room=args.room, invite_code=args.invite)
+    computer = None
+    if args.computer is not None:
+        if not 1 <= args.computers <= 7:
+            print("yahtzee play: --computers takes 1 to 7")
+            return 2
+        computer = ComputerGame(
+            level=Level(args.computer),
+            computers=args.computers,
+            options=_options(args),
+            turn_seconds=args.turn_seconds,
+            public=not args.private,
+            hints=not args.no_hints,
+        )
+    app = PlayApp(
+        url=args.url, name=args.name, room=args.room, invite_code=args.invite, computer=computer
+    )
     app.run()
     return app.return_code or 0
 
@@ -135,6 +170,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     play.add_argument("--name", default=os.environ.get("USER", "Player")[:32] or "Player")
     play.add_argument("--room", help="join this room at once")
     play.add_argument("--invite", help="invite code of a private room")
+    play.add_argument(
+        "--computer",
+        nargs="?",
+        const=Level.MEDIUM.value,
+        choices=[v.value for v in Level],
+        metavar="LEVEL",
+        help="play the server's computer player(s) at once: a new room, joined and started "
+        "(LEVEL: easy, medium, hard or optimal; default medium)",
+    )
+    play.add_argument(
+        "--computers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --computer: how many computer players (1-7, default 1)",
+    )
+    play.add_argument(
+        "--no-hints", action="store_true", help="with --computer: a room without the advisor"
+    )
+    _add_room_options(play)
     play.set_defaults(func=_play)
 
     watch = subparsers.add_parser(

@@ -8,6 +8,13 @@ a confirmation when the chosen box scores 0 while another would score more, the 
 everyone as they happen and the final standings. ``WatchApp`` is the same table for a
 spectator.
 
+Protocol 1.2: ``yahtzee play --computer [LEVEL]`` (a :class:`ComputerGame`) creates a room with
+server-side computer players, joins it and starts the game at once; ``?`` asks the advisor for the
+best three options of the turn (the dice to keep and the box are marked on the table; the advice
+is cleared when the table changes); ``b`` takes the +100 of an extra Yahtzee in ``bonus_turn``
+rooms; ``c`` lets the host seat a computer player in the lobby; computer players are marked
+``[CPU level]`` in the scorecard.
+
 Both use :class:`clients.client.Client`, so a dropped connection is resumed by itself. Text that
 comes from other people (names) is always wrapped in ``rich.text.Text``, never parsed as markup.
 """
@@ -18,6 +25,7 @@ import contextlib
 import math
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -42,13 +50,17 @@ from textual.widgets import (
 from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
 from clients.model import RoomModel
 from protocol import (
+    BonusTaken,
     Box,
     Event,
     ExtraYahtzees,
     FirstPlayer,
     GameOver,
     GameStarted,
+    HintKind,
+    HintResult,
     Joker,
+    Level,
     Phase,
     PlayerDisconnected,
     PlayerJoined,
@@ -56,20 +68,24 @@ from protocol import (
     PlayerReconnected,
     Rolled,
     RollOff,
+    RoomOptions,
     RoomStatus,
     RoomSummary,
     Rules,
     Scored,
     Snapshot,
+    Toggle,
     TurnChanged,
 )
 
 __all__ = [
+    "ComputerGame",
     "ConfirmScreen",
     "LobbyScreen",
     "PlayApp",
     "TableScreen",
     "WatchApp",
+    "advice_lines",
     "describe",
     "score_cell",
 ]
@@ -107,7 +123,8 @@ def describe(model: RoomModel | None, event: Event) -> Text | None:
     name = model.name_of
     match event:
         case PlayerJoined():
-            return Text(f"{event.name} sat down")
+            cpu = f" (computer, {event.computer.value})" if event.computer else ""
+            return Text(f"{event.name} sat down{cpu}")
         case PlayerLeft():
             return Text(f"{name(event.player)} left" + (" (forfeit)" if event.forfeited else ""))
         case PlayerDisconnected():
@@ -126,9 +143,48 @@ def describe(model: RoomModel | None, event: Event) -> Text | None:
         case Scored():
             extra = (" (Joker)" if event.joker else "") + (" (time out)" if event.automatic else "")
             return Text(f"{name(event.player)} scored {event.points} in {label(event.box)}{extra}")
+        case BonusTaken():
+            extra = " (time out)" if event.automatic else ""
+            return Text(f"{name(event.player)} took the +100 bonus{extra}")
         case GameOver():
             return Text("Game over", style="bold")
     return None
+
+
+# Events that leave the table as it was: the advice shown stays.
+PRESENCE = (PlayerDisconnected, PlayerReconnected)
+
+
+def advice_lines(model: RoomModel, result: HintResult) -> list[str]:
+    """The options of a hint in words, best first: "Keep 5 5 5, roll again · 254.1"."""
+    lines = []
+    for option in result.options:
+        expected = f"{option.expected:.1f}"
+        if option.kind is HintKind.SCORE and option.box is not None:
+            lines.append(f"Score {label(option.box)} · {expected}")
+        elif option.kind is HintKind.TAKE_BONUS:
+            lines.append(f"Take the +100 bonus · {expected}")
+        elif model.phase is not Phase.ROLLED or not model.dice:
+            lines.append(f"Roll the dice · {expected}")
+        elif not option.keep:
+            lines.append(f"Roll all five again · {expected}")
+        else:
+            faces = " ".join(str(f) for f in sorted(model.dice[i] for i in option.keep))
+            lines.append(f"Keep {faces}, roll again · {expected}")
+    return lines
+
+
+@dataclass(frozen=True)
+class ComputerGame:
+    """``yahtzee play --computer``: a room with ``computers`` server-side computer players of
+    ``level``, created, joined and started at once."""
+
+    level: Level = Level.MEDIUM
+    computers: int = 1
+    options: RoomOptions = field(default_factory=RoomOptions)
+    turn_seconds: int = 0
+    public: bool = True
+    hints: bool = True
 
 
 def client_app(node: DOMNode) -> _ClientApp:
@@ -371,6 +427,9 @@ class TableScreen(Screen[None]):
         Binding("4", "hold_die(3)", "Hold 4", show=False),
         Binding("5", "hold_die(4)", "Hold 5", show=False),
         Binding("s", "start", "Start"),
+        Binding("question_mark", "hint", "Hint"),
+        Binding("b", "take_bonus", "Take +100"),
+        Binding("c", "add_computer", "Add computer"),
         Binding("ctrl+l", "leave", "Leave"),
     ]
 
@@ -380,6 +439,8 @@ class TableScreen(Screen[None]):
         self.invite_code = invite_code
         self.spectator = spectator
         self.logged_seq = 0
+        # The advice shown: the seq of the table it is for and the hint, or a status line.
+        self.advice: tuple[int, HintResult | str] | None = None
         self.mounted = False  # updates before the widgets exist are shown by on_mount
 
     @property
@@ -396,6 +457,7 @@ class TableScreen(Screen[None]):
                 yield Button("Roll", id="roll", variant="success", disabled=True)
                 yield Button("Start", id="start", variant="primary")
             yield Static(id="hint")
+            yield Static(id="advice")
             with Horizontal(id="main"):
                 yield DataTable(id="scorecard", cursor_type="row", zebra_stripes=True)
                 yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
@@ -432,6 +494,18 @@ class TableScreen(Screen[None]):
             if self.spectator or model is None or model.status is not RoomStatus.PLAYING:
                 return False
             return True if model.current_player == self.me else None
+        if action == "hint":
+            return bool(model is not None and model.hints and self._my_model() is not None)
+        if action == "take_bonus":
+            return bool(self._my_model() is not None and model and model.can_take_bonus)
+        if action == "add_computer":
+            return bool(
+                model is not None
+                and self.me is not None
+                and model.status is RoomStatus.LOBBY
+                and model.host == self.me
+                and len(model.players) < model.max_seats
+            )
         return True
 
     # ---------------------------------------------------------------- rendering
@@ -463,6 +537,7 @@ class TableScreen(Screen[None]):
         )
         self._render_turn(model)
         self._render_dice(model)
+        self._render_advice(model)
         self.refresh_bindings()
         self._render_scorecard(model)
         self._render_standings(model)
@@ -517,7 +592,41 @@ class TableScreen(Screen[None]):
             )
             if model.yahtzee_bonus_pending:
                 hint += " Extra Yahtzee: +100!"
+            if model.can_take_bonus:
+                hint += " b takes the +100 and fills no box."
+            if model.hints:
+                hint += " ? for a hint."
         self.query_one("#hint", Static).update(Text(hint, style="italic"))
+        keep, _ = self.advised(model)
+        for i in range(5):
+            self.query_one(f"#die-{i}", Button).set_class(i in keep, "advised")
+
+    def advised(self, model: RoomModel) -> tuple[set[int], str | None]:
+        """What the best option of the advice shown points at: dice to keep, a box."""
+        if self.advice is None or self.advice[0] != model.seq:
+            return set(), None
+        result = self.advice[1]
+        if isinstance(result, str):
+            return set(), None
+        best = result.options[0]
+        if best.kind is HintKind.ROLL:
+            return set(best.keep), None
+        return set(), str(best.box) if best.kind is HintKind.SCORE else None
+
+    def _render_advice(self, model: RoomModel) -> None:
+        widget = self.query_one("#advice", Static)
+        if self.advice is None or self.advice[0] != model.seq:
+            widget.display = False
+            return
+        widget.display = True
+        result = self.advice[1]
+        if isinstance(result, str):
+            widget.update(Text(result, style="italic"))
+            return
+        text = Text("Hint (expected final score):", style="bold")
+        for number, line in enumerate(advice_lines(model, result), 1):
+            text.append(f"\n{number}. {line}", style="bold" if number == 1 else "")
+        widget.update(text)
 
     def _render_scorecard(self, model: RoomModel) -> None:
         table = self.query_one("#scorecard", DataTable)
@@ -528,11 +637,17 @@ class TableScreen(Screen[None]):
             title = Text(p.name, style="bold" if p.player == model.current_player else "")
             if p.player == self.me:
                 title.append(" (you)")
+            if p.computer is not None:
+                title.append(f" [CPU {p.computer.value}]", style="cyan")
             if not p.connected:
                 title.append(" (left)" if p.forfeited else " (offline)", style="red")
             table.add_column(title, key=p.player)
+        _, advised_box = self.advised(model)
         for box in model.boxes:
-            cells: list[Text] = [Text(label(box))]
+            name = label(box)
+            cells: list[Text] = [
+                Text(f"» {name}", style="bold reverse") if box == advised_box else Text(name)
+            ]
             for p in model.players:
                 cells.append(score_cell(model, p.player, box))
             table.add_row(*cells, key=str(box))
@@ -588,6 +703,8 @@ class TableScreen(Screen[None]):
         """Called by the app for each room event or snapshot."""
         if not self.mounted:
             return
+        if isinstance(update, Event) and not isinstance(update, PRESENCE):
+            self.advice = None  # the advice was for the table as it was
         if isinstance(update, Event) and update.seq > self.logged_seq:
             self.logged_seq = update.seq
             line = describe(self.client.model, update)
@@ -627,6 +744,45 @@ class TableScreen(Screen[None]):
             await self._run(self.client.release([index]))
         else:
             await self._run(self.client.hold([index]))
+
+    @work(exclusive=True, group="hint")
+    async def action_hint(self) -> None:
+        """Ask the advisor for the best options of this turn (the client resends the question a
+        few times while the server loads its strategy table)."""
+        model = self._my_model()
+        if model is None or not model.hints:
+            return
+        seq = model.seq
+        self.advice = (seq, "Asking the advisor...")
+        self.refresh_view()
+        try:
+            result: HintResult | str = await self.client.hint()
+        except CommandError as exc:
+            result = (
+                "The advisor is warming up: press ? again in a moment."
+                if exc.code == "unavailable"
+                else f"No hint: {exc}"
+            )
+        except ClientClosedError as exc:
+            result = f"No hint: {exc}"
+        current = self.client.model
+        if current is not None and current.seq == seq:
+            self.advice = (seq, result)
+            self.refresh_view()
+
+    @work(group="commands")
+    async def action_take_bonus(self) -> None:
+        model = self._my_model()
+        if model is None or not model.can_take_bonus:
+            return
+        await self._run(self.client.take_bonus())
+
+    @work(group="commands")
+    async def action_add_computer(self) -> None:
+        model = self.client.model
+        if self.spectator or model is None or model.status is not RoomStatus.LOBBY:
+            return
+        await self._run(self.client.add_computer(Level.MEDIUM))
 
     @work(group="commands")
     async def action_start(self) -> None:
@@ -704,6 +860,8 @@ Select { width: 28; }
 #dice-row { height: auto; }
 .die { min-width: 9; }
 .die.held { background: $warning; color: $text; text-style: bold; }
+.die.advised { border: tall $accent; }
+#advice { border: round $accent; padding: 0 1; height: auto; }
 #main { height: 1fr; }
 #scorecard { width: auto; max-width: 80%; }
 #log { width: 1fr; border-left: solid $primary; }
@@ -785,20 +943,49 @@ class PlayApp(_ClientApp):
         name: str = "Player",
         room: str | None = None,
         invite_code: str | None = None,
+        computer: ComputerGame | None = None,
     ) -> None:
         super().__init__(url)
         self.player_name = name
         self.start_room = room
         self.invite_code = invite_code
+        self.computer = computer
 
     async def on_mount(self) -> None:
         if not await self._connect():
             return
         await self.push_screen(LobbyScreen(self.player_name))
-        if self.start_room:
+        if self.computer is not None:
+            await self._play_computer(self.computer)
+        elif self.start_room:
             await self._enter_room(
                 self.start_room, name=self.player_name, invite_code=self.invite_code
             )
+
+    async def _play_computer(self, game: ComputerGame) -> None:
+        """Create a room with the computer players, sit down and start at once."""
+        o = game.options
+        try:
+            created = await self.client.create_room(
+                seats=game.computers + 1,
+                public=game.public,
+                turn_seconds=game.turn_seconds,
+                rules=o.rules,
+                extra_yahtzees=o.extra_yahtzees,
+                joker=o.joker,
+                first_player=o.first_player,
+                upper_first=o.upper_first is Toggle.ON,
+                bonus_turn=o.bonus_turn is Toggle.ON,
+                computers=[game.level] * game.computers,
+                hints=game.hints,
+            )
+            await self.client.join(created.room, self.player_name, created.invite_code)
+            await self.client.start()
+        except (CommandError, ClientClosedError) as exc:
+            self.exit(return_code=1, message=f"cannot start a game against the computer: {exc}")
+            return
+        table = TableScreen(created.room, invite_code=created.invite_code, spectator=False)
+        await self.push_screen(table)
 
 
 class WatchApp(_ClientApp):

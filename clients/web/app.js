@@ -4,14 +4,18 @@
 // create keys); the room model in room-model.js. This file is the page: it keeps the seat in
 // localStorage (a closed tab or a restarted browser offers "Resume game"; a reload resumes at
 // once), draws the table from the model after every event, rebuilds the move history from the
-// room's log, and keeps the lobby live (pushed by the server, GET /lobby).
+// room's log, and keeps the lobby live (pushed by the server, GET /lobby). Protocol 1.2: play
+// the server's computer players in one click, the advisor (Hint), the +100 take of `bonus_turn`
+// rooms and the analysis of a finished game (GET /rooms/{id}/analysis).
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
-import { YahtzeeClient, fetchEventLog, fetchRoom, fetchRooms } from "./yahtzee-client.js";
 import {
-  BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, describeEvent, fromSnapshot, historyOf,
-  initialModel, nameOf, standings,
+  YahtzeeClient, fetchAnalysis, fetchEventLog, fetchRoom, fetchRooms,
+} from "./yahtzee-client.js";
+import {
+  BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
+  historyOf, initialModel, nameOf, playerOf, standings,
 } from "./room-model.js";
 
 const SEAT_KEY = "yahtzee.session";     // localStorage: the seat (or watched room), kept
@@ -19,6 +23,13 @@ const ACTIVE_KEY = "yahtzee.active";    // sessionStorage: this tab is at that t
 const LOBBY_POLL_MS = 3000;          // polling GET /rooms, when the lobby stream fails
 const LOBBY_STREAM_FAILURES = 3;     // stream errors in a row (no list between) before polling
 const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
+// Events that leave the game as it was (presence only): they keep the advice shown.
+const PRESENCE = REPLAY_SKIPS;
+const LEVELS = ["easy", "medium", "hard", "optimal"];
+const LEVEL_KEY = "yahtzee.computerLevel";  // localStorage: the level of "Play vs computer"
+const HINT_RETRY_MS = 1500;          // the advisor is warming up: ask again after this
+const HINT_ATTEMPTS = 20;
+const ANALYSIS_SHOWN = 10;           // costly decisions listed per player
 const SPOKEN_FACES = ["", "one", "two", "three", "four", "five", "six"];
 // Pip positions (1-9 in a 3 x 3 grid, row by row) for each face.
 const PIPS = { 1: [5], 2: [3, 7], 3: [3, 5, 7], 4: [1, 3, 7, 9], 5: [1, 3, 5, 7, 9],
@@ -55,6 +66,10 @@ let rolling = new Set();      // dice indexes to animate on the next draw
 let replay = null;            // {room, states, lines, at}
 let lobbyFeed = null;         // stops the lobby feed while the lobby is shown
 let lobbyMode = null;         // how the lobby list arrives: "stream", "polling" or null
+/** The advice shown: {seq, status: "asking"|"warming"|"shown"|"failed", result?, text?} */
+let advice = null;
+/** The analysis of the finished room shown at game over: {room, status, data?, text?} */
+let analysis = null;
 
 function wsUrl() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -153,6 +168,7 @@ function ask(text, yesLabel) {
 function onSnapshot(snapshot) {
   const newRoom = !model || model.room !== snapshot.room;
   model = fromSnapshot(snapshot);
+  advice = null;  // a snapshot (a new room, a resync) may show another table
   if (newRoom) moves = new Map();
   loadHistory(snapshot);
   render();
@@ -163,6 +179,7 @@ function onEvent(ev) {
   const line = describeEvent(model, ev);
   const wasMyTurn = myTurn();
   applyEvent(model, ev);
+  if (!PRESENCE.has(ev.type)) advice = null;  // the advice was for the table as it was
   if (line) moves.set(ev.seq, line);
   if (ev.type === "rolled") {
     rolling = new Set([0, 1, 2, 3, 4].filter((i) => !ev.held.includes(i)));
@@ -176,12 +193,18 @@ function onEvent(ev) {
 
 function announceEvent(ev, line) {
   const me = session && session.player;
+  // A computer's moves say so ("Ada, computer, rolled ..."): they come fast, one after another.
+  const mover = ev.player && playerOf(model, ev.player);
+  const cpu = mover && mover.computer ? ", computer," : "";
   if (ev.type === "turn_changed") {
     announce(ev.player === me ? `Your turn, round ${ev.round}` : line);
   } else if (ev.type === "rolled") {
-    const who = ev.player === me ? "You rolled" : `${nameOf(model, ev.player)} rolled`;
+    const who = ev.player === me ? "You rolled" : `${nameOf(model, ev.player)}${cpu} rolled`;
     announce(`${who} ${ev.dice.map((f) => SPOKEN_FACES[f]).join(", ")}`);
-  } else if (["scored", "game_over", "game_started", "player_joined"].includes(ev.type)) {
+  } else if (cpu && ["scored", "bonus_taken"].includes(ev.type) && line) {
+    announce(line.replace(mover.name, `${mover.name}${cpu}`));
+  } else if (["scored", "bonus_taken", "game_over", "game_started", "player_joined",
+    "player_left"].includes(ev.type)) {
     announce(line);
   }
 }
@@ -246,6 +269,7 @@ async function joinRoom(room, inviteCode, extra = {}) {
     const result = await client.join(room, name, { inviteCode: inviteCode || null });
     enterRoom({ room, role: "player", token: result.token, player: result.player,
       inviteCode: inviteCode || null, name, ...extra });
+    maybeAutoStart();  // a rematch with computers is full as soon as its person sits down
     return true;
   } catch (err) {
     fail(err);
@@ -279,15 +303,30 @@ async function resumeSeat() {
 }
 
 function roomFields() {
+  const seats = Math.max(1, Math.min(8, Number($("seats").value) || 1));
+  const computers = Math.max(0, Math.min(seats - 1, Number($("computers").value) || 0));
+  const level = $("computers-level").value;
+  const toggle = (id) => ($(id).checked ? "on" : "off");
+  const options = $("rules").value === "yatzy"
+    ? { rules: "yatzy", first_player: $("first-player").value, upper_first: toggle("upper-first") }
+    : { rules: "yahtzee", extra_yahtzees: $("extra-yahtzees").value, joker: $("joker").value,
+      first_player: $("first-player").value, upper_first: toggle("upper-first"),
+      bonus_turn: toggle("bonus-turn") };
   return {
-    seats: Number($("seats").value) || 1,
+    seats,
     public: $("public").checked,
     turn_seconds: Number($("turn-seconds").value) || 0,
-    options: $("rules").value === "yatzy"
-      ? { rules: "yatzy", first_player: $("first-player").value }
-      : { rules: "yahtzee", extra_yahtzees: $("extra-yahtzees").value, joker: $("joker").value,
-        first_player: $("first-player").value },
+    options,
+    computers: Array.from({ length: computers }, () => ({ level })),
+    hints: $("hints").checked,
   };
+}
+
+/** The computer-players count of the form may go up to seats - 1 (a seat for a person). */
+function limitComputers() {
+  const seats = Math.max(1, Math.min(8, Number($("seats").value) || 1));
+  $("computers").max = String(seats - 1);
+  if (Number($("computers").value) > seats - 1) $("computers").value = String(seats - 1);
 }
 
 async function createRoom(event) {
@@ -317,12 +356,30 @@ async function quickPlay() {
 }
 
 /**
- * HOOK (computer seats): "play the computer in one click". Server-side computer players do not
- * exist yet; once the server offers them (e.g. a `create_room` option or an `add_computer`
- * command), create a room with the computer seated here and show #play-computer.
+ * Play the computer in one click: a 2-seat public room with one server-side computer player at
+ * the level picked next to the button (remembered), joined and started at once.
  */
 async function playComputer() {
-  notify("Computer players are not available on this server yet.");
+  if (!myName()) return;
+  const level = LEVELS.includes($("play-level").value) ? $("play-level").value : "medium";
+  localStorage.setItem(LEVEL_KEY, level);
+  try {
+    const created = await client.createRoom({ seats: 2, public: true,
+      options: { first_player: "roll_off" }, computers: [{ level }], hints: true });
+    if (await joinRoom(created.room, created.invite_code)) await client.start();
+  } catch (err) { fail(err); }
+}
+
+/** The host seats a computer player in the lobby. */
+async function addComputer() {
+  try { await client.addComputer($("add-computer-level").value); } catch (err) { fail(err); }
+}
+
+async function removeComputer(player) {
+  try {
+    await client.removeComputer(player);
+    $("add-computer").focus();  // the removed seat's button is gone
+  } catch (err) { fail(err); }
 }
 
 /**
@@ -333,10 +390,13 @@ async function playComputer() {
  */
 async function rematch() {
   const key = `rematch-${model.room}-${session.inviteCode || "public"}`.slice(0, 64);
+  // The computers come back with their names and levels (seated first, as in the old room).
+  const computers = model.players.filter((p) => p.computer)
+    .map((p) => ({ level: p.computer, name: p.name }));
   try {
     const created = await client.createRoom({ seats: model.players.length,
       public: model.public, turn_seconds: model.turnSeconds, options: model.options,
-      create_key: key.padEnd(16, "-") });
+      computers, hints: model.hints !== false, create_key: key.padEnd(16, "-") });
     const inviteCode = created.invite_code || null;
     await client.leave().catch(() => {});
     await joinRoom(created.room, inviteCode, { auto: true });
@@ -346,6 +406,7 @@ async function rematch() {
 function backToLobby() {
   session = null;
   model = null;
+  advice = null;
   forgetSeat();
   if (location.hash) window.history.replaceState(null, "", location.pathname);
   render();
@@ -400,6 +461,75 @@ async function chooseBox(box) {
   try { await client.score(box); } catch (err) { fail(err); }
 }
 
+/** The room offers the advisor to the player on turn (a room created with hints). */
+function canAskHint() {
+  return myTurn() && model.hints === true;
+}
+
+/**
+ * Ask the advisor for the best options now. While the server loads its strategy table it
+ * answers `unavailable`: the page says "the advisor is warming up" and asks again after a
+ * moment, as long as the table has not changed. Any change of the table clears the advice.
+ */
+async function askHint() {
+  if (!canAskHint()) return;
+  const seq = model.seq;
+  if (advice && advice.seq === seq && advice.status !== "failed") return;  // asked already
+  advice = { seq, status: "asking" };
+  renderAdvice();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await client.hint({ attempts: 1 });
+      if (!advice || advice.seq !== seq || !model || model.seq !== seq) return;  // moved on
+      advice = { seq, status: "shown", result };
+      announce("Hint: " + adviceLines(result)[0]);
+      break;
+    } catch (err) {
+      if (!advice || advice.seq !== seq) return;
+      if (err && err.code === "unavailable" && attempt < HINT_ATTEMPTS) {
+        advice = { seq, status: "warming" };
+        renderAdvice();
+        await new Promise((resolve) => setTimeout(resolve, HINT_RETRY_MS));
+        if (!advice || advice.seq !== seq) return;
+        continue;
+      }
+      advice = { seq, status: "failed",
+        text: err && err.code === "unavailable" ? "The advisor is still warming up: try again "
+          + "in a moment." : `No hint: ${(err && (err.message || err.code)) || err}` };
+      break;
+    }
+  }
+  render();
+}
+
+/** One line per option of a hint, e.g. "Keep 5 5 5, roll again · 254.1". */
+function adviceLines(result) {
+  return result.options.map((o) => {
+    const expected = o.expected.toFixed(1);
+    if (o.kind === "score") return `Score ${LABELS[o.box] || o.box} · ${expected}`;
+    if (o.kind === "take_bonus") return `Take the +100 bonus · ${expected}`;
+    if (!model.dice.length || model.phase !== "rolled") return `Roll the dice · ${expected}`;
+    if (!o.keep.length) return `Roll all five again · ${expected}`;
+    const faces = [...o.keep].map((i) => model.dice[i]).sort((a, b) => a - b);
+    return `Keep ${faces.join(" ")}, roll again · ${expected}`;
+  });
+}
+
+/** What the best option of the advice shown points at: {dice: Set, box: string|null}. */
+function advised() {
+  const best = advice && advice.status === "shown" && advice.seq === model.seq
+    ? advice.result.options[0] : null;
+  return {
+    dice: new Set(best && best.kind === "roll" ? best.keep : []),
+    box: best && best.kind === "score" ? best.box : null,
+  };
+}
+
+async function takeBonus() {
+  if (!myTurn() || !canTakeBonus(model)) return;
+  try { await client.takeBonus(); } catch (err) { fail(err); }
+}
+
 async function share() {
   const link = shareLink();
   $("share-box").hidden = false;
@@ -435,7 +565,7 @@ async function openReplay(room) {
       lines.push(line);
       states.push(structuredClone(running));
     }
-    replay = { room, states, lines, at: 0 };
+    replay = { room, states, lines, at: 0, analysis: null };
     stopLobbyFeed();
     render();
     $("replay-next").focus();
@@ -573,8 +703,11 @@ function optionsText(model) {
   const parts = o.rules === "yatzy"
     ? ["Yatzy (Scandinavian)"]
     : ["Yahtzee", `extra Yahtzees ${o.extra_yahtzees}`, `Joker ${o.joker}`];
+  if (o.upper_first === "on") parts.push("upper boxes first");
+  if (o.bonus_turn === "on" && o.rules !== "yatzy") parts.push("bonus turn");
   parts.push(`first player: ${first[o.first_player] || o.first_player}`);
   if (model.turnSeconds) parts.push(`${model.turnSeconds}s per turn`);
+  if (model.hints === true) parts.push("hints on");
   return parts.join(" · ");
 }
 
@@ -599,6 +732,7 @@ function renderTable() {
     $("waiting").textContent = `Waiting for players: ${model.players.length}/${model.maxSeats}` +
       " seated" + (model.host ? `; ${nameOf(model, model.host)} starts the game.` : ".");
     $("start").hidden = !(me && model.host === me);
+    renderRoster(me);
   }
   $("turn").textContent = turnText(me);
   $("turn-line").classList.toggle("mine", myTurn());
@@ -606,15 +740,58 @@ function renderTable() {
   // The dice and the boxes are built anew: keep the keyboard focus on the same one.
   const focused = focusedSelector();
   renderDeadline();
-  renderDice($("dice"), model, myTurn(), true);
+  const pointed = advised();
+  renderDice($("dice"), model, myTurn(), true, pointed.dice);
   renderRollButton();
-  renderScorecard($("scorecard"), model, me, true);
+  renderAdvice();
+  $("bonus-row").hidden = !(myTurn() && canTakeBonus(model));
+  renderScorecard($("scorecard"), model, me, true, pointed.box);
   renderGameOver(me);
   if (focused) {
     const again = document.querySelector(focused);
     if (again) again.focus();
   }
   renderLog();
+}
+
+/** A computer player's mark: "CPU · hard" (read out as "computer player, hard"). */
+function cpuBadge(p) {
+  if (!p.computer) return null;
+  return el("span", { class: "cpu", title: `computer player, level ${p.computer}` },
+    el("span", { "aria-hidden": "true" }, "CPU",
+      el("span", { class: "level" }, ` · ${p.computer}`)),
+    el("span", { class: "visually-hidden" }, `computer player, level ${p.computer}`));
+}
+
+/** The lobby's roster: who sits where; the host adds and removes computer players. */
+function renderRoster(me) {
+  const host = Boolean(me && model.host === me);
+  $("roster").replaceChildren(...model.players.map((p) => el("li",
+    { dataset: { player: p.player } },
+    el("span", { class: "who" }, p.name), p.player === me ? " (you)" : null, " ", cpuBadge(p),
+    host && p.computer ? el("button", { type: "button", class: "remove-computer",
+      "aria-label": `Remove ${p.name}`, onclick: () => removeComputer(p.player) }, "Remove")
+      : null)));
+  $("add-computer-row").hidden = !(host && model.players.length < model.maxSeats);
+}
+
+/** The Hint button and the advice: the top options, best first, with expected final scores. */
+function renderAdvice() {
+  if (!model || !session) return;
+  const canAsk = canAskHint();
+  $("ask-hint").hidden = !canAsk;
+  $("hint-key").hidden = model.hints !== true;
+  const current = advice && advice.seq === model.seq ? advice : null;
+  $("ask-hint").disabled = Boolean(current && current.status !== "failed");
+  $("advice").hidden = !canAsk || !current;
+  if (!canAsk || !current) return;
+  const status = { asking: "Asking the advisor…",
+    warming: "The advisor is warming up: asking again in a moment…",
+    shown: "Best options (expected final score):", failed: current.text }[current.status];
+  $("advice-status").textContent = status;
+  $("advice-list").replaceChildren(...(current.status === "shown"
+    ? adviceLines(current.result).map((text, i) => el("li", { class: i === 0 ? "best" : "" }, text))
+    : []));
 }
 
 function turnText(me) {
@@ -653,16 +830,17 @@ function dieFace(face) {
     style: `grid-area: ${Math.ceil(cell / 3)} / ${((cell - 1) % 3) + 1}` }));
 }
 
-function renderDice(container, m, mine, live) {
+function renderDice(container, m, mine, live, keep = new Set()) {
   const nodes = [];
   for (let i = 0; i < 5; i++) {
     const face = m.dice.length ? m.dice[i] : 0;
     const held = m.held.includes(i);
-    const label = face ? `Die ${i + 1}: ${face}${held ? ", held" : ""}` : `Die ${i + 1}: not rolled`;
+    const label = face ? `Die ${i + 1}: ${face}${held ? ", held" : ""}` +
+      (keep.has(i) ? ", advised to keep" : "") : `Die ${i + 1}: not rolled`;
     nodes.push(el("button", {
       type: "button",
       class: "die" + (held ? " held" : "") + (face ? "" : " blank") +
-        (live && rolling.has(i) ? " rolling" : ""),
+        (live && rolling.has(i) ? " rolling" : "") + (keep.has(i) ? " advised" : ""),
       dataset: { index: i, face },
       "aria-pressed": held ? "true" : "false",
       "aria-label": label,
@@ -698,7 +876,7 @@ function columns(m, me) {
   return [...m.players].sort((a, b) => (b.player === me) - (a.player === me) || a.seat - b.seat);
 }
 
-function renderScorecard(table, m, me, live) {
+function renderScorecard(table, m, me, live, advisedBox = null) {
   const players = columns(m, me);
   table.tHead.replaceChildren(el("tr", {}, el("th", { scope: "col" }, "Box"),
     ...players.map((p) => el("th", {
@@ -709,6 +887,7 @@ function renderScorecard(table, m, me, live) {
       "aria-current": p.player === m.current ? "true" : null,
     }, p.player === m.current ? "▶ " : "", p.name,
     p.player === me ? el("span", { class: "you" }, " (you)") : null,
+    p.computer ? el("div", {}, cpuBadge(p)) : null,
     p.connected || !live ? null : el("div", { class: "offline" },
       p.forfeited ? "left" : "offline")))));
 
@@ -716,7 +895,7 @@ function renderScorecard(table, m, me, live) {
   const rows = [];
   BOXES[m.options.rules].forEach((box, index) => {
     rows.push(el("tr", {}, el("th", { scope: "row" }, LABELS[box]),
-      ...players.map((p) => boxCell(m, p, box, previewByBox, me, live))));
+      ...players.map((p) => boxCell(m, p, box, previewByBox, me, live, advisedBox))));
     if (index === 5) rows.push(...upperRows(m, players));
   });
   table.tBodies[0].replaceChildren(...rows);
@@ -752,9 +931,10 @@ function upperRows(m, players) {
   ];
 }
 
-function boxCell(m, p, box, previewByBox, me, live) {
+function boxCell(m, p, box, previewByBox, me, live, advisedBox) {
   const current = p.player === m.current;
   const attrs = { class: current ? "current" : "", dataset: { box, player: p.player } };
+  if (current && box === advisedBox) attrs.class += " advised";
   const value = p.scorecard[box];
   if (value !== null && value !== undefined) {
     attrs.class += " filled";
@@ -772,8 +952,9 @@ function boxCell(m, p, box, previewByBox, me, live) {
   attrs.title = clickable ? `score ${entry.points} here` : `would score ${entry.points}`;
   if (!clickable) return el("td", attrs, String(entry.points));
   const points = entry.points === 1 ? "1 point" : `${entry.points} points`;
+  const note = box === advisedBox ? ", advised" : "";
   return el("td", attrs, el("button", { type: "button", class: "score",
-    dataset: { box }, "aria-label": `${LABELS[box]}: ${points}`,
+    dataset: { box }, "aria-label": `${LABELS[box]}: ${points}${note}`,
     onclick: () => chooseBox(box) }, String(entry.points)));
 }
 
@@ -797,6 +978,75 @@ function renderGameOver(me) {
     return el("li", {}, `${r.name}: ${r.total}`, el("span", { class: "muted" }, detail));
   }));
   $("rematch").hidden = !me;
+  $("analysis").hidden = false;
+  if (!analysis || analysis.room !== model.room) loadAnalysis(model.room);
+  else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room));
+}
+
+// ------------------------------------------------------------------ analysis
+
+/**
+ * Fetch a room's analysis (GET /rooms/{id}/analysis, with X-Invite-Code for a private room)
+ * into `analysis`, or into the replay viewer's panel.
+ */
+async function loadAnalysis(room, { replayView = false } = {}) {
+  const state = { room, status: "loading" };
+  const body = replayView ? $("replay-analysis-body") : $("analysis-body");
+  const retry = () => loadAnalysis(room, { replayView });
+  if (replayView) replay.analysis = state;
+  else analysis = state;
+  renderAnalysis(body, state, retry);
+  try {
+    state.data = await fetchAnalysis("", room, { inviteCode: inviteFor(room) });
+    state.status = "ready";
+  } catch (err) {
+    const notReady = err && (err.code === "unavailable" || err.code === "http_503");
+    state.status = notReady ? "not-ready" : "failed";
+    state.text = notReady ? "The analysis is not ready yet (the advisor is warming up)."
+      : `No analysis: ${(err && (err.message || err.code)) || err}`;
+  }
+  const current = replayView ? replay && replay.analysis : analysis;
+  if (current === state) renderAnalysis(body, state, retry);
+}
+
+/** A decision in words: "kept 5 5 after roll 1" / "scored Chance". */
+function decisionText(d, which) {
+  if (d.kind === "keep") {
+    const keep = d[`${which}_keep`] || [];
+    return keep.length === 5 ? "stop and score" : keep.length ? `keep ${keep.join(" ")}`
+      : "reroll all five";
+  }
+  const box = d[`${which}_box`];
+  return box ? `score ${LABELS[box] || box}` : "take the +100 bonus";
+}
+
+/** Per player: total and mean expected loss, and the decisions that cost points, worst first. */
+function renderAnalysis(container, state, retry) {
+  if (state.status === "loading") {
+    container.replaceChildren(el("p", { class: "muted" }, "Analysing the game…"));
+    return;
+  }
+  if (state.status !== "ready") {
+    container.replaceChildren(el("p", { class: "analysis-error" }, state.text, " ",
+      el("button", { type: "button", class: "analysis-retry", onclick: retry }, "Retry")));
+    return;
+  }
+  container.replaceChildren(...state.data.players.map((p) => {
+    const costly = p.decisions.filter((d) => d.loss >= 0.05)
+      .sort((a, b) => b.loss - a.loss);
+    const shown = costly.slice(0, ANALYSIS_SHOWN);
+    return el("div", { class: "analysis-player", dataset: { player: p.player } },
+      el("h4", {}, p.name, " ", cpuBadge(p)),
+      el("p", { class: "analysis-summary" },
+        `Expected points lost: ${p.total_loss.toFixed(1)} in all, ` +
+        `${p.mean_loss.toFixed(2)} per decision (${p.decisions.length} decisions).`),
+      costly.length ? el("ol", { class: "analysis-list" }, ...shown.map((d) => el("li", {},
+        `Turn ${d.turn}, roll ${d.roll}: ${decisionText(d, "chosen")} ` +
+        `(best: ${decisionText(d, "best")}) · −${d.loss.toFixed(1)}`)))
+        : el("p", { class: "muted" }, "No costly decision: optimal play throughout."),
+      costly.length > shown.length ? el("p", { class: "muted" },
+        `and ${costly.length - shown.length} smaller ones`) : null);
+  }));
 }
 
 function renderReplay() {
@@ -809,6 +1059,8 @@ function renderReplay() {
     replay.at === replay.states.length - 1;
   renderDice($("replay-dice"), state, false, false);
   renderScorecard($("replay-card"), state, null, false);
+  $("replay-analysis").hidden = !replay.analysis;
+  $("replay-analysis-button").hidden = Boolean(replay.analysis);
 }
 
 // ------------------------------------------------------------------ wiring
@@ -845,6 +1097,15 @@ function wireControls() {
   });
   $("quick-play").addEventListener("click", quickPlay);
   $("play-computer").addEventListener("click", playComputer);
+  $("play-level").value = LEVELS.includes(localStorage.getItem(LEVEL_KEY))
+    ? localStorage.getItem(LEVEL_KEY) : "medium";
+  $("play-level").addEventListener("change", () =>
+    localStorage.setItem(LEVEL_KEY, $("play-level").value));
+  $("seats").addEventListener("input", limitComputers);
+  limitComputers();
+  $("add-computer").addEventListener("click", addComputer);
+  $("ask-hint").addEventListener("click", askHint);
+  $("take-bonus").addEventListener("click", takeBonus);
   $("resume-button").addEventListener("click", resumeSeat);
   $("forget-button").addEventListener("click", () => { forgetSeat(); renderLobby(); });
   $("leave").addEventListener("click", leave);
@@ -861,6 +1122,11 @@ function wireControls() {
   $("replay-next").addEventListener("click", () => stepReplay(replay.at + 1));
   $("replay-last").addEventListener("click", () => stepReplay(replay.states.length - 1));
   $("replay-close").addEventListener("click", () => { replay = null; render(); });
+  $("replay-analysis-button").addEventListener("click", () => {
+    loadAnalysis(replay.room, { replayView: true });
+    renderReplay();
+    $("replay-analysis-title").scrollIntoView({ block: "nearest" });
+  });
   wireSoundAndAlerts();
   document.addEventListener("keydown", onKey);
 }
@@ -898,8 +1164,9 @@ function onKey(e) {
     else if (e.key === "ArrowLeft") stepReplay(replay.at - 1);
     return;
   }
-  // Keyboard play: r rolls, 1-5 hold or release a die.
+  // Keyboard play: r rolls, 1-5 hold or release a die, h asks for a hint.
   if (e.key === "r") roll();
+  else if (e.key === "h") askHint();
   else if (e.key >= "1" && e.key <= "5") toggleHold(Number(e.key) - 1);
 }
 

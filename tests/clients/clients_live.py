@@ -28,9 +28,14 @@ class LiveServer:
 
 
 def spawn_server(
-    redis_url: str, prefix: str, directory: Path, port: int | None = None
+    redis_url: str,
+    prefix: str,
+    directory: Path,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], LiveServer]:
-    """Start ``python -m server.cli serve`` and wait until it is ready."""
+    """Start ``python -m server.cli serve`` and wait until it is ready (``env``: more
+    environment variables, e.g. ``YAHTZEE_COMPUTER_DELAY_MS``)."""
     port = port or free_port()
     env = {
         **os.environ,
@@ -38,6 +43,7 @@ def spawn_server(
         "REDIS_PREFIX": prefix,
         "PYTHONPATH": str(ROOT),
         "YAHTZEE_LOG_LEVEL": "warning",
+        **(env or {}),
     }
     server = ServerProcess(port=port, env=env, log_path=directory / f"server-{port}.log")
     try:

@@ -36,3 +36,27 @@ def live_server(
         yield server
     finally:
         stop_server(process)
+
+
+@pytest.fixture(scope="session")
+def computer_server(
+    redis_server_url: str, tmp_path_factory: pytest.TempPathFactory, official_table: object
+) -> Iterator[LiveServer]:
+    """A server whose computer players move without delay (``YAHTZEE_COMPUTER_DELAY_MS=0``),
+    started after the session built the official rules' strategy table, which it loads from
+    the session's cache in milliseconds (computers, hints and the analysis need it)."""
+    external = os.environ.get("YAHTZEE_TEST_SERVER")
+    if external:
+        yield LiveServer(http=external.rstrip("/"), log_path=Path(os.devnull))
+        return
+    prefix = f"tk{secrets.token_hex(4)}:"
+    process, server = spawn_server(
+        redis_server_url,
+        prefix,
+        tmp_path_factory.mktemp("computer-server"),
+        env={"YAHTZEE_COMPUTER_DELAY_MS": "0"},
+    )
+    try:
+        yield server
+    finally:
+        stop_server(process)

@@ -26,6 +26,12 @@ def test_subcommands_and_defaults() -> None:
     assert (args.bots, args.rules, args.private, args.room) == (3, "yatzy", True, None)
     args = parser().parse_args(["play", "--name", "Ann", "--room", "r1"])
     assert (args.name, args.room) == ("Ann", "r1")
+    args = parser().parse_args(["play", "--computer"])
+    assert (args.computer, args.computers, args.no_hints) == ("medium", 1, False)
+    args = parser().parse_args(["play", "--computer", "optimal", "--computers", "3"])
+    assert (args.computer, args.computers, args.room) == ("optimal", 3, None)
+    args = parser().parse_args(["play", "--computer", "hard", "--bonus-turn", "--upper-first"])
+    assert (args.bonus_turn, args.upper_first) == (True, True)
     args = parser().parse_args(["load", "-g", "3", "-p", "4", "--json"])
     assert (args.command, args.games, args.players, args.json) == ("load", 3, 4, True)
 

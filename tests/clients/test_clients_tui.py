@@ -22,6 +22,7 @@ from clients.client import Client
 from clients.model import RoomModel
 from clients.tui import (
     CSS,
+    ComputerGame,
     ConfirmScreen,
     LobbyScreen,
     PlayApp,
@@ -31,13 +32,16 @@ from clients.tui import (
     score_cell,
 )
 from protocol import (
+    BonusTaken,
     Box,
     FirstPlayer,
     GameStarted,
+    Level,
     Phase,
     PlayerJoined,
     PreviewEntry,
     Rolled,
+    RoomOptions,
     RoomStatus,
     Scored,
     TurnChanged,
@@ -353,3 +357,85 @@ async def test_leaving_mid_game_asks_first(live_server: LiveServer) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         await pilot.press("y")
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby again")
+
+
+async def test_play_against_the_computer_with_a_hint(computer_server: LiveServer) -> None:
+    """``yahtzee play --computer hard``: one command to a started game against a server-side
+    computer; ``?`` shows the advice, marked on the table, cleared when the table changes."""
+    game = ComputerGame(level=Level.HARD, options=RoomOptions(first_player=FirstPlayer.SEAT_ORDER))
+    app = PlayApp(computer_server.ws, name="Terry", computer=game)
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        table = app.screen
+        assert isinstance(table, TableScreen)
+        client = app.client
+        await until(
+            pilot,
+            lambda: client.model is not None and client.model.status is RoomStatus.PLAYING,
+            "the game, started at once",
+        )
+        model = client.model
+        assert model is not None
+        computer = next(p for p in model.players if p.computer is not None)
+        assert computer.computer is Level.HARD
+        scorecard = table.query_one("#scorecard", DataTable)
+        titles = [str(column.label) for column in scorecard.columns.values()]
+        assert f"{computer.name} [CPU hard]" in titles
+
+        # Seat order: the computer plays first, by itself; then it is my turn.
+        me = client.player
+        assert me is not None
+        await until(
+            pilot,
+            lambda: model.current_player == me and model.phase is Phase.AWAITING_ROLL,
+            "my turn after the computer's",
+        )
+        played = model.player(computer.player)
+        assert played is not None
+        assert any(v is not None for v in played.scorecard.values())
+        await pilot.press("r")
+        await until(pilot, lambda: model.phase is Phase.ROLLED, "the roll")
+        await pilot.press("r")
+        await until(pilot, lambda: model.roll_number == 2, "the second roll")
+        await pilot.press("r")
+        await until(pilot, lambda: model.rolls_left == 0, "the last roll")
+        await pilot.press("question_mark")
+        advice = table.query_one("#advice", Static)
+        await until(pilot, lambda: text_of(advice).count(" · ") == 3, "three options")
+        lines = text_of(advice).splitlines()
+        assert lines[0] == "Hint (expected final score):"
+        assert all(line.split(". ", 1)[1].startswith("Score ") for line in lines[1:]), lines
+        # The best box is marked on the table.
+        best = lines[1].split("Score ", 1)[1].rsplit(" · ", 1)[0]
+        marked = [str(scorecard.get_row(str(box))[0]) for box in model.boxes]
+        assert marked.count(f"» {best}") == 1, marked
+        ARTIFACTS.mkdir(exist_ok=True)
+        app.save_screenshot("tui-hint.svg", str(ARTIFACTS))
+        # Following it fills that box; the advice is gone with the table it was for.
+        scorecard.move_cursor(row=marked.index(f"» {best}"))
+        await pilot.press("enter")
+        player = model.player(me)
+        assert player is not None
+        await until(
+            pilot, lambda: sum(v is not None for v in player.scorecard.values()) == 1, "the score"
+        )
+        await until(pilot, lambda: not advice.display, "the advice cleared")
+        # The computer's next turn is played by the server, move by move, in the log.
+        log = table.query_one("#log", RichLog)
+        await until(
+            pilot,
+            lambda: any(f"{computer.name} scored" in line.text for line in log.lines),
+            "the computer's moves",
+        )
+
+
+def test_a_computer_and_the_bonus_take_are_described() -> None:
+    model, ann = rolled_model()
+    joined = PlayerJoined(room="r1", seq=9, player="c1", name="Ada", seat=1, computer=Level.EASY)
+    line = describe(model, joined)
+    assert line is not None
+    assert line.plain == "Ada sat down (computer, easy)"
+    taken = BonusTaken(room="r1", seq=9, player=ann, yahtzee_bonus=100, automatic=False, total=150)
+    line = describe(model, taken)
+    assert line is not None
+    assert line.plain == "Ann took the +100 bonus"

@@ -7,7 +7,11 @@ real server process. Synchronisation is by Playwright's auto-waiting assertions 
 ``wait_for_function`` on the page's state, never by sleeping.
 
 The accessibility check runs axe-core (npm, installed by ``python3 .ci/dev.py setup``) inside the
-page: no serious or critical violation on the lobby, the table and game over.
+page: no serious or critical violation on the lobby, the table and game over (and on the protocol
+1.2 views: a room's lobby with computer players, the advice, the analysis).
+
+The computer-player tests run against a server of their own whose computers move at once
+(``YAHTZEE_COMPUTER_DELAY_MS=0``, the ``computer_server`` fixture).
 
 ``YAHTZEE_SCREENSHOTS=1`` writes the README's screenshots to ``clients/web/screenshots/``;
 otherwise they go to ``tests/artifacts/``.
@@ -16,6 +20,8 @@ otherwise they go to ``tests/artifacts/``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import re
 import secrets
@@ -33,7 +39,13 @@ from clients_live import LiveServer, spawn_server, stop_server
 from clients.client import Client
 from clients.strategy import decide
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+# Game over shows the analysis (GET /rooms/{id}/analysis), which needs the strategy table of the
+# official rules: the session builds it once and the servers load it from the session's cache.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.usefixtures("official_table"),
+]
 
 CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -127,6 +139,16 @@ class Pages:
         self.contexts.append(context)
         return context
 
+    async def refusing(self, pattern: str, status: int, code: str, message: str) -> Any:
+        """A context whose requests to ``pattern`` get an error answer from the server."""
+        context = await self.context()
+        body = json.dumps({"code": code, "message": message})
+        await context.route(
+            pattern,
+            lambda route: route.fulfill(status=status, content_type="application/json", body=body),
+        )
+        return context
+
     async def open(self, path: str = "/", *, phone: bool = False, context: Any = None) -> Any:
         from playwright.async_api import expect
 
@@ -144,12 +166,13 @@ class Pages:
             await context.close()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def pages(browser: Any, web_server: LiveServer) -> AsyncIterator[Pages]:
+@contextlib.asynccontextmanager
+async def opened_pages(browser: Any, server: LiveServer) -> AsyncIterator[Pages]:
+    """Pages on ``server``, closed at the end; no page may have had an error."""
     from playwright.async_api import expect
 
     expect.set_options(timeout=TIMEOUT_MS)
-    opened = Pages(browser, web_server)
+    opened = Pages(browser, server)
     try:
         yield opened
     finally:
@@ -157,6 +180,12 @@ async def pages(browser: Any, web_server: LiveServer) -> AsyncIterator[Pages]:
     assert opened.errors == []
     # The icon is inline: no page ever asks for /favicon.ico (and gets a 404).
     assert not [url for url in opened.requests if url.endswith("/favicon.ico")]
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def pages(browser: Any, web_server: LiveServer) -> AsyncIterator[Pages]:
+    async with opened_pages(browser, web_server) as opened:
+        yield opened
 
 
 async def model(page: Any, expression: str) -> Any:
@@ -595,11 +624,8 @@ async def test_lobby_is_pushed_to_a_second_page_without_any_click(pages: Pages) 
 async def test_lobby_falls_back_to_polling_when_the_stream_is_refused(pages: Pages) -> None:
     from playwright.async_api import expect
 
-    context = await pages.context()
-    refused = '{"code": "rate_limited", "message": "too many connections from this address"}'
-    await context.route(
-        "**/lobby",
-        lambda route: route.fulfill(status=429, content_type="application/json", body=refused),
+    context = await pages.refusing(
+        "**/lobby", 429, "rate_limited", "too many connections from this address"
     )
     page = await pages.open(context=context)
     await page.wait_for_function("window.yahtzee.lobbyMode === 'polling'")
@@ -677,7 +703,8 @@ async def test_accessibility_and_a_solo_game_to_the_end(pages: Pages) -> None:
     total = (await page.locator("#scorecard td.total").text_content()) or ""
     await expect(page.locator("#banner")).to_have_text(f"You win with {total} points!")
     await expect(page.locator("#rematch")).to_be_visible()
-    assert await axe_serious(page) == []  # game over
+    await expect(page.locator("#analysis .analysis-player")).to_have_count(1)
+    assert await axe_serious(page) == []  # game over, with the analysis
     await page.screenshot(path=_shot("web-game-over.png"), full_page=True)
 
 
@@ -704,3 +731,275 @@ async def test_quick_play_seats_two_strangers_and_starts(
     finally:
         await quick.close()
     assert quick.errors == []
+
+
+# ------------------------------------------------------------ computer players, hints, analysis
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def cpu_pages(browser: Any, computer_server: LiveServer) -> AsyncIterator[Pages]:
+    """Pages on the server whose computers move at once (the official rules' table loaded)."""
+    async with opened_pages(browser, computer_server) as opened:
+        yield opened
+
+
+MY_TURN_OR_OVER = (
+    "(() => { const m = window.yahtzee.model, s = window.yahtzee.session;"
+    " return m && (m.status === 'finished' ||"
+    " (m.current === s.player && m.phase === 'awaiting_roll' && !m.turnOver)); })()"
+)
+
+
+async def score_first_open_box(page: Any) -> None:
+    """Score the first box of my column (saying yes to a 0-point question)."""
+    from playwright.async_api import expect
+
+    filled = await page.locator("#scorecard td.filled[data-player]").count()
+    await page.locator("#scorecard td.mine button").first.click()
+    if await page.locator("#confirm").is_visible():
+        await page.click("#confirm-yes")
+    await expect(page.locator("#scorecard td.filled[data-player]")).not_to_have_count(filled)
+
+
+async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    page = await cpu_pages.open()
+    assert await axe_serious(page) == []  # the lobby with its computer controls
+    await page.fill("#name", "Vera")
+    await page.select_option("#play-level", "hard")
+    await page.click("#play-computer")
+    # One click: a room with the computer seated, joined and started.
+    await expect(page.locator("#table")).to_be_visible()
+    await expect(page.locator("#scorecard thead .cpu")).to_have_count(1)
+    await expect(page.locator("#scorecard thead .cpu")).to_contain_text("CPU · hard")
+    assert await page.evaluate("localStorage.getItem('yahtzee.computerLevel')") == "hard"
+    cpu = await model(page, "m.players.find((p) => p.computer)")
+    assert cpu["computer"] == "hard"
+    room = (await page.locator("#room-id").text_content()) or ""
+    await expect(page.locator("#room-options")).to_contain_text("hints on")
+
+    turn = 0
+    while True:
+        await page.wait_for_function(MY_TURN_OR_OVER)
+        if await model(page, "m.status") == "finished":
+            break
+        turn += 1
+        await expect(page.locator("#turn")).to_contain_text("Your turn")
+        await expect(page.locator("#ask-hint")).to_be_visible()
+        if turn == 2:
+            # The computer has played a turn by now: its moves are in the history and were
+            # announced (a computer's moves say so).
+            await expect(
+                page.locator("#log li", has_text=f"{cpu['name']} scored")
+            ).not_to_have_count(0)
+            await expect(page.locator("#announce")).to_contain_text(f"{cpu['name']}, computer,")
+        await page.click("#roll")
+        await expect(page.locator("#dice .die.blank")).to_have_count(0)
+        if turn == 1:
+            # Hint after the first roll: three options with expected final scores; the dice to
+            # keep (or the box) of the best one are marked.
+            await page.keyboard.press("h")
+            options = page.locator("#advice-list li")
+            await expect(options).to_have_count(3)
+            lines = await options.all_text_contents()
+            assert all(
+                re.fullmatch(
+                    r"(Keep [1-6 ]+, roll again|Roll all five again|Score [A-Za-z0-9 ]+) · \d+\.\d",
+                    line,
+                )
+                for line in lines
+            ), lines
+            marked = await page.locator("#dice .die.advised").count()
+            marked += await page.locator("#scorecard td.advised").count()
+            assert marked > 0 or lines[0].startswith("Roll all five"), lines
+            assert await axe_serious(page) == []  # the table with the advice
+            # Two more rolls: now every option is a box, and the best one is marked on the table.
+            await page.click("#roll")
+            await expect(page.locator("#advice")).to_be_hidden()  # cleared: the table changed
+            await expect(page.locator("#roll")).to_have_text("Roll (1 left)")
+            await page.click("#roll")
+            await expect(page.locator("#roll")).to_have_text("Roll (0 left)")
+            await page.click("#ask-hint")
+            await expect(options).to_have_count(3)
+            for line in await options.all_text_contents():
+                assert line.startswith("Score "), line
+            advised = page.locator("#scorecard td.advised.mine button")
+            await expect(advised).to_have_count(1)
+            await expect(advised).to_have_attribute("aria-label", re.compile(", advised$"))
+            await page.screenshot(path=_shot("web-hint.png"), full_page=True)
+            box = await page.locator("#scorecard td.advised").get_attribute("data-box")
+            await advised.click()  # follow the advice
+            await expect(page.locator(f'#scorecard td.filled[data-box="{box}"]')).to_have_count(1)
+            await expect(page.locator("#advice")).to_be_hidden()
+            continue
+        await score_first_open_box(page)
+    assert turn == 13
+
+    # Game over: the analysis of both players, worst decisions first.
+    await expect(page.locator("#game-over")).to_be_visible()
+    panel = page.locator("#analysis")
+    await expect(panel).to_be_visible()
+    await expect(panel.locator(".analysis-player")).to_have_count(2)
+    await expect(panel.locator(".analysis-player .cpu")).to_have_count(1)
+    await expect(panel.locator(".analysis-summary").first).to_contain_text("Expected points lost")
+    analysis = await page.evaluate(f"fetch('/rooms/{room}/analysis').then((r) => r.json())")
+    mine = next(p for p in analysis["players"] if not p["computer"])
+    mine_panel = panel.locator(f'.analysis-player[data-player="{mine["player"]}"]')
+    await expect(mine_panel.locator(".analysis-summary")).to_contain_text(
+        f"{mine['total_loss']:.1f} in all"
+    )
+    costly = sorted((d["loss"] for d in mine["decisions"] if d["loss"] >= 0.05), reverse=True)
+    shown = await mine_panel.locator(".analysis-list li").all_text_contents()
+    assert len(shown) == min(10, len(costly))
+    losses = [float(line.rsplit("\u2212", 1)[1]) for line in shown]
+    assert losses == sorted(losses, reverse=True)  # worst first
+    # (JavaScript's toFixed and Python's format may round a last digit apart.)
+    assert all(abs(a - b) <= 0.051 for a, b in zip(losses, costly, strict=False)), losses
+    assert await axe_serious(page) == []  # game over with the analysis
+    await page.screenshot(path=_shot("web-analysis.png"), full_page=True)
+
+    # Rematch with the same players: the computer comes back (same name and level) and the
+    # room, full at once, starts by itself.
+    await page.click("#rematch")
+    await expect(page.locator("#room-id")).not_to_have_text(room)
+    await expect(page.locator("#turn")).to_contain_text("round 1")
+    again = await model(page, "m.players.find((p) => p.computer)")
+    assert (again["name"], again["computer"]) == (cpu["name"], "hard")
+
+
+async def test_analysis_not_ready_then_retry_and_in_the_replay(cpu_pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    async with Client(cpu_pages.server.ws) as person:
+        created = await person.create_room(
+            seats=2, computers=["easy"], first_player="seat_order", public=True
+        )
+        await person.join(created.room, "Replayed Rex")
+        await person.start()
+        while True:
+            state = await person.wait_for(
+                lambda m: (
+                    m.status.value == "finished"
+                    or (m.current_player == person.player and not m.turn_over)
+                )
+            )
+            if state.status.value == "finished":
+                break
+            if state.phase.value == "awaiting_roll":
+                await person.roll()
+            else:
+                await person.score(next(e.box for e in state.preview if e.allowed))
+
+    # The server's 503 (strategy table still loading) is shown with a retry.
+    context = await cpu_pages.refusing(
+        "**/analysis", 503, "unavailable", "loading the strategy table"
+    )
+    page = await cpu_pages.open(context=context)
+    await page.locator(f'#finished li[data-room="{created.room}"] button.replay').click()
+    await expect(page.locator("#replay")).to_be_visible()
+    await page.click("#replay-analysis-button")
+    panel = page.locator("#replay-analysis")
+    await expect(panel.locator(".analysis-error")).to_contain_text("not ready")
+    await context.unroute("**/analysis")
+    await panel.locator("button.analysis-retry").click()
+    await expect(panel.locator(".analysis-player")).to_have_count(2)
+    await expect(panel.locator(".analysis-player").first).to_contain_text("CPU · easy")
+    await expect(panel.locator(".analysis-summary").first).to_contain_text("Expected points lost")
+
+
+async def test_room_form_lobby_computers_variants_and_the_bonus_button(cpu_pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    page = await cpu_pages.open()
+    await page.fill("#name", "Hosting Hal")
+    await page.fill("#seats", "3")
+    await page.fill("#computers", "5")
+    await page.dispatch_event("#seats", "input")
+    await expect(page.locator("#computers")).to_have_attribute("max", "2")
+    await page.fill("#computers", "1")
+    await page.select_option("#computers-level", "optimal")
+    await page.click("#create-button")
+    await expect(page.locator("#table")).to_be_visible()
+    roster = page.locator("#roster li")
+    await expect(roster).to_have_count(2)
+    await expect(roster.first).to_contain_text("CPU · optimal")
+    await expect(page.locator("#waiting")).to_contain_text("2/3 seated")
+    # The host adds a computer (the room is then full) and removes one.
+    await page.select_option("#add-computer-level", "easy")
+    await page.click("#add-computer")
+    await expect(page.locator("#waiting")).to_contain_text("3/3 seated")
+    await expect(page.locator("#add-computer-row")).to_be_hidden()
+    await expect(page.locator("#roster .cpu")).to_have_count(2)
+    await expect(page.locator("#roster")).to_contain_text("CPU · easy")
+    first_cpu = page.locator("#roster li .remove-computer").first
+    await expect(first_cpu).to_have_attribute("aria-label", re.compile(r"^Remove "))
+    await first_cpu.click()
+    await expect(page.locator("#waiting")).to_contain_text("2/3 seated")
+    await expect(page.locator("#roster .cpu")).to_have_count(1)
+    await expect(page.locator("#add-computer-row")).to_be_visible()
+    assert await axe_serious(page) == []  # the room's lobby with the roster
+    await page.click("#leave")
+    await expect(page.locator("#lobby")).to_be_visible()
+
+    # The house variants and no hints (no computer: the server needs no table for this room).
+    await page.fill("#seats", "1")
+    await page.dispatch_event("#seats", "input")
+    await expect(page.locator("#computers")).to_have_value("0")
+    await page.check("#bonus-turn")
+    await page.check("#upper-first")
+    await page.uncheck("#hints")
+    await page.click("#create-button")
+    options = page.locator("#room-options")
+    await expect(options).to_contain_text("upper boxes first")
+    await expect(options).to_contain_text("bonus turn")
+    await expect(options).not_to_contain_text("hints on")
+    await page.click("#start")
+    await page.click("#roll")
+    await expect(page.locator("#dice .die.blank")).to_have_count(0)
+    await expect(page.locator("#ask-hint")).to_be_hidden()  # a room without hints
+    await expect(page.locator("#hint-key")).to_be_hidden()
+    await expect(page.locator("#bonus-row")).to_be_hidden()
+    # Five of a kind with 50 in the YAHTZEE box cannot be rolled on demand: the page is shown
+    # such a roll (an event delivered to it as the client delivers events, same seq), and the
+    # button appears; the server, which knows the real dice, refuses the take.
+    await page.evaluate(
+        """(() => {
+            const m = window.yahtzee.model, me = window.yahtzee.session.player;
+            m.players.find((p) => p.player === me).scorecard.yahtzee = 50;
+            window.yahtzee.client._emit("event", { type: "rolled", room: m.room, seq: m.seq,
+              player: me, dice: [6, 6, 6, 6, 6], roll_number: 2, rolls_left: 1, held: [],
+              preview: m.preview, yahtzee_bonus_pending: true, joker: true });
+        })()"""
+    )
+    await expect(page.locator("#bonus-row")).to_be_visible()
+    await expect(page.locator("#take-bonus")).to_have_text("Take +100 bonus")
+    await page.click("#take-bonus")
+    await expect(page.locator("#notice")).to_be_visible()
+
+
+async def test_phone_play_vs_computer_controls_fit(cpu_pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    context = await cpu_pages.context(phone=True)
+    page = await cpu_pages.open(phone=True, context=context)
+    for control in ("#play-computer", "#play-level"):
+        await expect(page.locator(control)).to_be_visible()
+        box = await page.locator(control).bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= PHONE["width"], control
+    await page.fill("#name", "Phoebe")
+    await page.select_option("#play-level", "easy")
+    await page.click("#play-computer")
+    await page.wait_for_function(MY_TURN_OR_OVER)
+    await page.click("#roll")
+    await expect(page.locator("#dice .die.blank")).to_have_count(0)
+    await page.click("#ask-hint")
+    await expect(page.locator("#advice-list li")).to_have_count(3)
+    await expect(page.locator("#keys")).to_be_hidden()  # no key hints on a phone
+    for control in ("#ask-hint", "#advice", "#scorecard thead .cpu"):
+        box = await page.locator(control).bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= PHONE["width"], control
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    await page.screenshot(path=_shot("web-phone-hint.png"), full_page=False)
