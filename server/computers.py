@@ -34,6 +34,7 @@ from server.solver import (
     analyse_game,
     choose,
     computer_player,
+    load_table,
     rank_options,
     table_for,
 )
@@ -58,6 +59,7 @@ class Advisor:
         self._tables: dict[str, Table] = {}
         self._loading: dict[str, asyncio.Future[Table]] = {}
         self._players: dict[tuple[str, str], ComputerPlayer] = {}
+        self._building = threading.Lock()
 
     def table(self, options: game.RuleOptions) -> Table | None:
         """The table of ``options``' rule set, or ``None`` while it loads (loading starts)."""
@@ -115,7 +117,12 @@ class Advisor:
                 log.info("building the %s strategy table: %d%%", rules.name, percent)
 
         try:
-            table = table_for(rules, self.cache_dir, progress=progress)
+            table = load_table(rules, self.cache_dir)
+            if table is None:
+                # one build at a time: a build takes a core for 10-60 s, and requests for many
+                # rule sets must not take every core from the games
+                with self._building:
+                    table = table_for(rules, self.cache_dir, progress=progress)
         except Exception as exc:  # a failed build is logged; the next request starts another
             log.exception("the %s strategy table could not be loaded", rules.name)
             self._tell(loop, self._failed, rules.name, done, exc)
