@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from server import wire
+from server.pipe import ScriptPipe
 from server.replicas import ReplicaWait
 from server.storage import (
     TRANSIENT_ERRORS,
@@ -177,6 +178,8 @@ class RedisStore:
         self.buckets = max(1, buckets)
         self.replicas = ReplicaWait(redis, min_replicas, replication_timeout)
         self._transition = redis.register_script(_TRANSITION)
+        # the hot path: transitions pipelined on a connection of their own (single Redis)
+        self._pipe = None if self.replicas.cluster else ScriptPipe(redis, self._transition)
         self._cached_result = redis.register_script(_CACHED_RESULT)
         self._index_put = redis.register_script(_INDEX_PUT)
         self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
@@ -239,7 +242,8 @@ class RedisStore:
         args.append(len(t.events))
         args += t.events
         if not wanted:
-            reply = await self._transition(keys=keys.transition(), args=args)
+            call = self._pipe or self._script_call(self._transition)
+            reply = await call(keys.transition(), args)
         else:
             reply, confirmed = await self.replicas.eval(
                 self._transition, keys.transition(), args, wanted
@@ -259,6 +263,10 @@ class RedisStore:
             return cached
         version, seq, record = int(reply[1]), int(reply[2]), reply[3]
         return Conflict(StoredRoom(version, seq, record) if version else None)
+
+    @staticmethod
+    def _script_call(script: Any) -> Callable[[list[str], list[Any]], Awaitable[Any]]:
+        return lambda keys, args: script(keys=keys, args=args)
 
     async def cached_result(self, room_id: str, key: str) -> Duplicate | None:
         keys = self.keys(room_id)
