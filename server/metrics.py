@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 __all__ = ["Metrics"]
@@ -56,6 +58,17 @@ class Metrics:
             "Turns played automatically by this process after their deadline.",
             registry=self.registry,
         )
+
+        self._children: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+    def command(self, kind: str, outcome: str) -> tuple[Any, Any]:
+        """The counter and the latency histogram of one command type and outcome (their labelled
+        children looked up once, not at every command)."""
+        children = self._children.get((kind, outcome))
+        if children is None:
+            children = (self.commands.labels(kind, outcome), self.command_seconds.labels(kind))
+            self._children[(kind, outcome)] = children
+        return children
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

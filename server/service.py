@@ -51,6 +51,10 @@ Wake = Callable[[str, int], None]
 process can make it on time instead of at the next poll of the deadline schedule."""
 
 
+def _json(result: dict[str, Any]) -> bytes:
+    return json.dumps(result).encode() if result else b"{}"  # a play's result is empty
+
+
 class ServiceError(Exception):
     """A refusal that is not a game rule (unknown room, bad token, ...), with a stable code."""
 
@@ -224,7 +228,7 @@ class GameService:
             publish=wire.encode_batch(encoded) if encoded else b"",
             seats=change.seats,
             cache_field=cache_key,
-            cache_value=json.dumps(change.result).encode() if cache_key else b"",
+            cache_value=_json(change.result) if cache_key else b"",
             cache_size=self.settings.idempotency_cache_size,
         )
         try:

@@ -247,8 +247,9 @@ class Session:
         if sent is not None and not isinstance(command, pm.Ping) and not retryable:
             self.protocol.remember(command.id, sent)  # a retryable error is worth a retry
         outcome = handled.reply.code if isinstance(handled.reply, pm.Error) else "ok"
-        self.rt.metrics.commands.labels(kind, outcome).inc()
-        self.rt.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
+        count, seconds = self.rt.metrics.command(kind, outcome)
+        count.inc()
+        seconds.observe(time.perf_counter() - started)
         if handled.leave:
             await self._leave_room(disconnect=handled.close is not None)
         if handled.close is not None:

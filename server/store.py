@@ -39,12 +39,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from server import wire
+from server.pipe import ScriptPipe
 from server.replicas import ReplicaWait
 from server.storage import (
     TRANSIENT_ERRORS,
@@ -74,7 +74,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("yahtzee.store")
-_T = TypeVar("_T")
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # a client method's name, args, kwargs
 
 _TRANSITION = (Path(__file__).parent / "transition.lua").read_text(encoding="utf-8")
@@ -177,6 +176,8 @@ class RedisStore:
         self.buckets = max(1, buckets)
         self.replicas = ReplicaWait(redis, min_replicas, replication_timeout)
         self._transition = redis.register_script(_TRANSITION)
+        # the hot path: transitions pipelined on a connection of their own (single Redis)
+        self._pipe = None if self.replicas.cluster else ScriptPipe(redis, self._transition)
         self._cached_result = redis.register_script(_CACHED_RESULT)
         self._index_put = redis.register_script(_INDEX_PUT)
         self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
@@ -239,7 +240,10 @@ class RedisStore:
         args.append(len(t.events))
         args += t.events
         if not wanted:
-            reply = await self._transition(keys=keys.transition(), args=args)
+            if self._pipe is not None:
+                reply = await self._pipe(keys.transition(), args)
+            else:
+                reply = await self._transition(keys=keys.transition(), args=args)
         else:
             reply, confirmed = await self.replicas.eval(
                 self._transition, keys.transition(), args, wanted
@@ -369,18 +373,25 @@ class RedisStore:
         replies: list[Any] = await pipe.execute(raise_on_error=False)
         return replies
 
-    async def _each_bucket(self, name: str, read: Callable[[int], Awaitable[list[_T]]]) -> list[_T]:
-        """``read`` every bucket, one after the other (each read stays in its bucket's slot).
-        A bucket whose node does not answer (a Cluster master failing over) is skipped, so the
-        others are still served; only when every bucket failed is the error raised."""
-        found: list[_T] = []
+    async def _due(self, name: str, now: int, limit: int) -> list[str]:
+        """The members of every bucket's ``name`` zset scored up to ``now`` (``limit`` a bucket),
+        in one round trip (:meth:`_batch`). A bucket whose node does not answer (a Cluster
+        master failing over) is skipped, so the others are still served; when nothing was
+        found and a bucket failed, its error is raised."""
+        calls: list[_Call] = [
+            ("zrangebyscore", (self._global(name, k), "-inf", now), {"start": 0, "num": limit})
+            for k in range(self.buckets)
+        ]
+        found: list[str] = []
         failed: Exception | None = None
-        for k in range(self.buckets):
-            try:
-                found += await read(k)
-            except TRANSIENT_ERRORS as exc:
-                failed = exc
-                log.warning("%s bucket %d skipped: %s", name, k, exc)
+        for k, reply in enumerate(await self._batch(calls)):
+            if isinstance(reply, TRANSIENT_ERRORS):
+                failed = reply
+                log.warning("%s bucket %d skipped: %s", name, k, reply)
+            elif isinstance(reply, Exception):
+                raise reply
+            else:
+                found += [member.decode() for member in reply]
         if failed is not None and not found:
             raise failed
         return found
@@ -395,12 +406,7 @@ class RedisStore:
             await self.redis.zadd(key, {room_id: at_ms})
 
     async def due_deadlines(self, now: int, limit: int = 50) -> list[str]:
-        async def bucket(k: int) -> list[str]:
-            key = self._global("deadlines", k)
-            ids = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit)
-            return [i.decode() for i in ids]
-
-        return await self._each_bucket("deadlines", bucket)
+        return await self._due("deadlines", now, limit)
 
     async def claim_deadline(self, room_id: str, now: int, lease_ms: int = 5000) -> bool:
         key = self._global("deadlines", self.bucket_of(room_id))
@@ -417,12 +423,7 @@ class RedisStore:
         await self.redis.zrem(self._global("presence", self.bucket_of(room_id)), member)
 
     async def expired_leases(self, now: int, limit: int = 100) -> list[str]:
-        async def bucket(k: int) -> list[str]:
-            key = self._global("presence", k)
-            raw = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=limit)
-            return [m.decode() for m in raw]
-
-        return await self._each_bucket("presence", bucket)
+        return await self._due("presence", now, limit)
 
     async def claim_lease(self, member: str, room_id: str, now: int) -> bool:
         key = self._global("presence", self.bucket_of(room_id))

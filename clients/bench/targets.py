@@ -164,17 +164,23 @@ class GameRoom:
         seq = self.seq
         return await self.players[0].wait_for(lambda m: m.seq >= seq)
 
-    async def prepare(self) -> None:
-        """Get ready for the next command: a new game if the last one ended, and the player on
-        turn up to date. Not part of a closed-loop command's latency; in open loop it is."""
+    async def prepare(self) -> float | None:
+        """Get ready for the next command: a new game if the last one ended (returns the seconds
+        that took: in open loop the room's schedule moves on by them), and the player on turn up
+        to date. Not part of a closed-loop command's latency; in open loop, but for the set-up
+        of a new game, it is."""
+        setup: float | None = None
         model = await self._host_view()
         if model.status is RoomStatus.FINISHED:
+            began = self.clock.now()
             await self._rollover()
             model = await self._host_view()
+            setup = self.clock.now() - began
         player = next(p for p in self.players if p.player == model.current_player)
         seq = self.seq
         await player.wait_for(lambda m: m.seq >= seq)
         self.actor = player
+        return setup
 
     async def step(self, intended: float) -> float:
         """One command of the game by the player on turn; its ack time."""
@@ -268,8 +274,9 @@ class BareRoom:
     def violations(self) -> list[str]:
         return self.streams.finish()
 
-    async def prepare(self) -> None:
+    async def prepare(self) -> float | None:
         """Nothing to get ready: any connection may send at any time."""
+        return None
 
     @property
     def outstanding(self) -> int:

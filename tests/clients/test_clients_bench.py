@@ -96,6 +96,37 @@ async def test_open_loop_records_commands_not_sent_by_the_deadline() -> None:
     assert (pace.sent, pace.unsent) == (3, 2)
 
 
+async def test_open_loop_moves_the_schedule_on_by_a_new_game_s_set_up() -> None:
+    # One command a second taking 0.5 s; before the third, the room sets up a new game for 2.5 s
+    # (a dozen commands outside the measured stream): that time counts against no command, the
+    # room's later commands are intended 2.5 s later, and the round still ends at ``end``.
+    clock = FakeClock()
+    acks: list[float] = []
+    prepared = 0
+
+    async def prepare() -> float | None:
+        nonlocal prepared
+        prepared += 1
+        if prepared == 3:
+            clock.time += 2.5
+            return 2.5
+        return None
+
+    pace = await open_loop(
+        prepare,
+        slow_server(clock, 0.5),
+        clock,
+        start=0.0,
+        interval=1.0,
+        end=6.0,
+        deadline=100.0,
+        record_ack=acks.append,
+        record_unsent=pytest.fail,
+    )
+    assert acks == [0.5] * 4  # intended at 0, 1, then 2 + 2.5 and 3 + 2.5; 4 + 2.5 is past the end
+    assert (pace.sent, pace.unsent) == (4, 0)
+
+
 async def test_closed_loop_counts_latency_from_the_real_send() -> None:
     clock = FakeClock()
     acks: list[float] = []

@@ -1,0 +1,158 @@
+"""The transition script's calls, pipelined on one connection of their own (single Redis only).
+
+Every command a player sends ends in one call of ``transition.lua``. Through redis-py's client
+each call checks a connection out of the pool and back in, wraps its write in a task and its
+read in a timeout, and goes through the client's retry and script layers: about as much CPU
+as the rest of the command's Redis work together. :class:`ScriptPipe` keeps one connection
+(taken from the client's pool for good, so closing the client closes it) and writes each call
+on it at once, without waiting for the replies of the calls before it; one reader task hands
+the replies, which Redis sends in order, to the callers in order.
+
+What the pool client promised stays: a call that gets no reply within the socket timeout fails
+with ``TimeoutError`` (then the connection is dropped, and every call on it fails the same
+way), a broken connection fails its calls with ``ConnectionError``, and a call that failed so
+is tried once more on a new connection (the script's compare-and-set and result cache make a
+repeat harmless). ``NOSCRIPT`` (a restarted or flushed Redis) loads the script and calls again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import math
+from typing import Any
+
+import redis.exceptions as rex
+
+__all__ = ["ScriptPipe", "pack"]
+
+_RETRY_PAUSE = 0.05  # seconds before the one retry on a new connection
+
+
+def pack(args: tuple[Any, ...] | list[Any]) -> bytes:
+    """One command in RESP: ``args`` are bytes, str or int."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        if isinstance(arg, bytes):
+            data = arg
+        elif isinstance(arg, str):
+            data = arg.encode()
+        elif isinstance(arg, int):
+            data = b"%d" % arg
+        else:
+            raise rex.DataError(f"cannot send {type(arg).__name__} to Redis")
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+class ScriptPipe:
+    """Calls of one registered script (``client.register_script``) on one pipelined connection
+    of ``client``'s pool; see the module docstring."""
+
+    def __init__(self, client: Any, script: Any) -> None:
+        self.client = client
+        self.script = script
+        kwargs = client.connection_pool.connection_kwargs
+        self.timeout: float | None = kwargs.get("socket_timeout")
+        self._conn: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._connecting = asyncio.Lock()
+        #: calls written and not answered yet, oldest first: (future, when it was written)
+        self._waiting: collections.deque[tuple[asyncio.Future[Any], float]] = collections.deque()
+        self._watchdog: asyncio.TimerHandle | None = None
+
+    async def __call__(self, keys: list[str], args: list[Any]) -> Any:
+        command = pack(("EVALSHA", self.script.sha, len(keys), *keys, *args))
+        for attempt in range(3):
+            try:
+                return await self._call(command)
+            except rex.NoScriptError:
+                if attempt == 2:
+                    raise
+                await self.client.script_load(self.script.script)
+            except (rex.ConnectionError, rex.TimeoutError):
+                if attempt > 0:
+                    raise
+                await asyncio.sleep(_RETRY_PAUSE)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _call(self, command: bytes) -> Any:
+        conn = self._conn
+        if conn is None or not conn.is_connected or self._reader is None:
+            conn = await self._connect()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        # No await between queueing the future and writing: the replies come in this order.
+        self._waiting.append((future, loop.time()))
+        try:
+            conn._writer.write(command)
+        except (OSError, RuntimeError, AttributeError) as exc:
+            self._fail(rex.ConnectionError(f"Error while writing to Redis: {exc}"))
+        if self._watchdog is None and self.timeout:
+            self._watchdog = loop.call_later(self.timeout, self._check_timeout)
+        return await future
+
+    async def _connect(self) -> Any:
+        async with self._connecting:
+            conn = self._conn
+            if conn is not None and conn.is_connected and self._reader is not None:
+                return conn
+            if conn is None:
+                conn = self._conn = await self.client.connection_pool.get_connection()
+            elif conn.is_connected:  # a connection that failed: its late replies are not ours
+                await conn.disconnect(nowait=True)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await conn.connect()
+            except TimeoutError as exc:
+                raise rex.TimeoutError("Timeout connecting to Redis") from exc
+            self._reader = asyncio.get_running_loop().create_task(self._read(conn))
+            return conn
+
+    async def _read(self, conn: Any) -> None:
+        """Hand each reply to the oldest waiting call, until the connection fails."""
+        try:
+            while True:
+                try:  # no timeout of its own: the watchdog times the calls
+                    reply: Any = await conn.read_response(timeout=math.inf)
+                except rex.ResponseError as exc:
+                    reply = exc
+                if not self._waiting:  # a reply nobody waits for: out of step, start again
+                    raise rex.ConnectionError("unexpected reply from Redis")
+                future, _ = self._waiting.popleft()
+                if future.done():
+                    continue
+                if isinstance(reply, Exception):
+                    future.set_exception(reply)
+                else:
+                    future.set_result(reply)
+        except (rex.RedisError, OSError, asyncio.CancelledError) as exc:
+            if self._reader is asyncio.current_task():  # not failed by the watchdog already
+                error = exc if isinstance(exc, rex.ConnectionError | rex.TimeoutError) else None
+                self._fail(error or rex.ConnectionError(f"Redis connection lost: {exc!r}"))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    def _check_timeout(self) -> None:
+        """The oldest call waited ``timeout``: fail them all (one timer, not one per call)."""
+        self._watchdog = None
+        if not self._waiting:
+            return
+        loop = asyncio.get_running_loop()
+        assert self.timeout is not None
+        oldest = self._waiting[0][1]
+        if loop.time() - oldest >= self.timeout:
+            self._fail(rex.TimeoutError("Timeout reading from Redis"))
+        else:
+            self._watchdog = loop.call_at(oldest + self.timeout, self._check_timeout)
+
+    def _fail(self, error: Exception) -> None:
+        """Fail every waiting call and stop reading; the next call connects again."""
+        waiting, self._waiting = self._waiting, collections.deque()
+        for future, _ in waiting:
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # retrieved: a caller that is gone logs nothing
+        reader, self._reader = self._reader, None
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()

@@ -1,0 +1,85 @@
+"""The transition script's pipelined connection (single Redis): order, errors, recovery."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+import redis.exceptions as rex
+
+from server.pipe import ScriptPipe, pack
+from server.store import Committed, RedisStore, Transition
+
+ECHO = "return {KEYS[1], ARGV[1]}"
+
+
+def test_pack_is_resp() -> None:
+    assert pack(("EVALSHA", b"ab", 1, "k", -2)) == (
+        b"*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n$2\r\n-2\r\n"
+    )
+    with pytest.raises(rex.DataError):
+        pack((1.5,))
+
+
+async def test_concurrent_calls_get_their_own_replies_in_order(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    keys = [f"{redis_prefix}{i}" for i in range(200)]
+    replies = await asyncio.gather(*(pipe([k], [i]) for i, k in enumerate(keys)))
+    assert replies == [[k.encode(), str(i).encode()] for i, k in enumerate(keys)]
+
+
+async def test_a_script_error_fails_only_its_call(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script("return redis.call(ARGV[1])"))
+    ok = pipe([redis_prefix], ["PING"])
+    bad = pipe([redis_prefix], ["NOSUCHCOMMAND"])
+    results = await asyncio.gather(ok, bad, return_exceptions=True)
+    assert results[0] == b"PONG"
+    assert isinstance(results[1], rex.ResponseError)
+    assert await pipe([redis_prefix], ["PING"]) == b"PONG"
+
+
+async def test_a_flushed_script_is_loaded_again(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    await redis_client.script_flush()
+    assert await pipe([redis_prefix], [1]) == [redis_prefix.encode(), b"1"]
+
+
+async def test_a_killed_connection_is_replaced_and_the_call_retried(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    assert await pipe([redis_prefix], [1]) == [redis_prefix.encode(), b"1"]
+    killed = await redis_client.client_kill_filter(_type="normal", skipme=True)
+    assert killed >= 1
+    assert await pipe([redis_prefix], [2]) == [redis_prefix.encode(), b"2"]
+
+
+async def test_a_reply_that_does_not_come_times_out(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    pipe.timeout = 0.2
+    await pipe([redis_prefix], [1])
+    pipe._conn._writer.write(b"*3\r\n$5\r\nBLPOP\r\n$1\r\n" + b"x\r\n$1\r\n1\r\n")  # blocks 1 s
+    pipe._waiting.append((asyncio.get_running_loop().create_future(), 0.0))
+    with pytest.raises(rex.TimeoutError):
+        await pipe._call(b"*1\r\n$4\r\nPING\r\n")
+    assert await pipe([redis_prefix], [3]) == [redis_prefix.encode(), b"3"]
+
+
+async def test_the_store_commits_through_the_pipe(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = RedisStore(redis_client, redis_prefix, buckets=4)
+    assert store._pipe is not None
+    results = await asyncio.gather(
+        *(store.commit(f"p{i}", Transition(0, b"r", 60, events=[b"e"])) for i in range(50))
+    )
+    assert results == [Committed(1, 1, 1)] * 50
