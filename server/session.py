@@ -222,6 +222,10 @@ class Session:
             self._send(make_error(incoming.code, incoming.command_id, seq=seq,
                                   message=incoming.message))  # fmt: skip
             self.rt.metrics.commands.labels("invalid", incoming.code).inc()
+            # A refusal awaits nothing, and frames already received come back from receive()
+            # without a pause: without this yield one flooding connection would have the event
+            # loop to itself for its whole backlog while honest commands wait.
+            await asyncio.sleep(0)
         else:
             await self._run(incoming)
 
