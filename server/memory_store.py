@@ -57,7 +57,7 @@ class MemoryStore:
         for event in t.events:
             room.seq += 1
             room.log.append((room.seq, event))
-        room.version += 1
+        room.version = t.new_version
         room.record = t.record
         if t.cache_field:
             room.results[t.cache_field] = Duplicate(room.seq, t.cache_value)

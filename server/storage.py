@@ -3,6 +3,7 @@ from storage. :mod:`server.store` implements it on Redis (see its docstring for 
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -19,6 +20,7 @@ __all__ = [
     "StoredRoom",
     "Transition",
     "lease_member",
+    "new_version",
     "parse_cached",
     "parse_lease",
 ]
@@ -53,9 +55,17 @@ class StoredRoom:
     record: bytes
 
 
+def new_version() -> int:
+    """A fresh room version: random, never 0 (0 means "no room"). Versions are compared for
+    equality only; a counter could be reached again by a master promoted after a failover
+    that lost writes, and then match a record a process still caches from before."""
+    return secrets.randbits(52) + 1
+
+
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """One change of a room, applied atomically by :meth:`Store.commit`."""
+    """One change of a room, applied atomically by :meth:`Store.commit`; the room gets
+    ``new_version`` if ``expected_version`` is still its version."""
 
     expected_version: int
     record: bytes
@@ -66,6 +76,7 @@ class Transition:
     cache_field: str = ""
     cache_value: bytes = b""
     cache_size: int = 1024
+    new_version: int = field(default_factory=new_version)
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,6 +233,7 @@ class RedisStore:
             t.cache_value,
             t.cache_size,
             b"" if wanted else t.publish,  # published below, once replicated
+            t.new_version,
             len(t.seats),
         ]
         for name, value in t.seats.items():

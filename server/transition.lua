@@ -7,7 +7,9 @@
 -- KEYS[5] results list  the order results were cached in, to cap the hash
 -- All five share the room's hash tag, so this runs unchanged on Redis Cluster.
 --
--- ARGV[1] expected version ("0": the room must not exist yet)
+-- ARGV[1] expected version ("0": the room must not exist yet); versions are random strings of
+--         digits drawn by the caller, never a counter: a master promoted after a failover that
+--         lost writes must not reach, by counting, a version a stale cache still holds
 -- ARGV[2] the new record
 -- ARGV[3] TTL in seconds applied to all five keys (idle or retention period)
 -- ARGV[4] sharded pub/sub channel of the room
@@ -15,7 +17,8 @@
 -- ARGV[6] result cache value
 -- ARGV[7] result cache capacity
 -- ARGV[8] the message to publish ("" for none): the events themselves
--- ARGV[9] number of seat fields to set (n), then n field/value pairs (an empty value deletes
+-- ARGV[9] the new version
+-- ARGV[10] number of seat fields to set (n), then n field/value pairs (an empty value deletes
 --         the field: that is how a seat token is revoked)
 -- then the number of events (m), then m encoded events, numbered from the current seq + 1
 --
@@ -36,14 +39,14 @@ if ARGV[5] ~= '' then
 end
 
 local room = redis.call('HMGET', KEYS[1], 'version', 'seq', 'record')
-local current = tonumber(room[1] or '0')
+local current = room[1] or '0'
 local seq = tonumber(room[2] or '0')
-if current ~= tonumber(ARGV[1]) then
+if current ~= ARGV[1] then
   return {0, current, seq, room[3] or ''}
 end
 
 local ttl = tonumber(ARGV[3])
-local idx = 9
+local idx = 10
 local nseats = tonumber(ARGV[idx])
 for i = 1, nseats do
   local value = ARGV[idx + 2 * i]
@@ -61,7 +64,7 @@ for i = 1, nevents do
   redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[idx + i])
 end
 
-local version = current + 1
+local version = ARGV[9]
 redis.call('HSET', KEYS[1], 'version', version, 'seq', seq, 'record', ARGV[2])
 
 if ARGV[5] ~= '' then

@@ -79,7 +79,6 @@ async def test_the_store_commits_through_the_pipe(
 ) -> None:
     store = RedisStore(redis_client, redis_prefix, buckets=4)
     assert store._pipe is not None
-    results = await asyncio.gather(
-        *(store.commit(f"p{i}", Transition(0, b"r", 60, events=[b"e"])) for i in range(50))
-    )
-    assert results == [Committed(1, 1, 1)] * 50
+    creates = [Transition(0, b"r", 60, events=[b"e"]) for _ in range(50)]
+    results = await asyncio.gather(*(store.commit(f"p{i}", t) for i, t in enumerate(creates)))
+    assert results == [Committed(t.new_version, 1, 1) for t in creates]

@@ -22,14 +22,18 @@ async def test_create_commit_and_conflict_returns_the_fresh_record(
     redis_client: aioredis.Redis, redis_prefix: str
 ) -> None:
     store = store_for(redis_client, redis_prefix)
-    created = await store.commit("r1", Transition(0, b"rec-0", 60))
-    assert created == Committed(1, 1, 0)
-    moved = await store.commit("r1", Transition(1, b"rec-1", 60, events=[b"e1", b"e2"]))
-    assert moved == Committed(2, 1, 2)
-    stale = await store.commit("r1", Transition(1, b"never", 60, events=[b"x"]))
+    create = Transition(0, b"rec-0", 60)
+    created = await store.commit("r1", create)
+    assert created == Committed(create.new_version, 1, 0)
+    move = Transition(create.new_version, b"rec-1", 60, events=[b"e1", b"e2"])
+    moved = await store.commit("r1", move)
+    assert moved == Committed(move.new_version, 1, 2)
+    assert move.new_version != create.new_version  # random, not counted: see new_version
+    stale = await store.commit("r1", Transition(create.new_version, b"never", 60, events=[b"x"]))
     assert isinstance(stale, Conflict)
     assert stale.current is not None
-    assert (stale.current.version, stale.current.seq, stale.current.record) == (2, 2, b"rec-1")
+    current = (stale.current.version, stale.current.seq, stale.current.record)
+    assert current == (move.new_version, 2, b"rec-1")
     assert await store.read_events("r1", 0) == [(1, b"e1"), (2, b"e2")]
     assert await store.read_events("r1", 1) == [(2, b"e2")]
 
@@ -49,9 +53,11 @@ async def test_racing_writers_exactly_one_wins(
     redis_client: aioredis.Redis, redis_prefix: str
 ) -> None:
     store = store_for(redis_client, redis_prefix)
-    await store.commit("r3", Transition(0, b"r", 60))
+    create = Transition(0, b"r", 60)
+    await store.commit("r3", create)
+    version = create.new_version
     results = await asyncio.gather(
-        *(store.commit("r3", Transition(1, b"w", 60, events=[b"e"])) for _ in range(20))
+        *(store.commit("r3", Transition(version, b"w", 60, events=[b"e"])) for _ in range(20))
     )
     assert sum(isinstance(r, Committed) for r in results) == 1
     assert len(await store.read_events("r3", 0)) == 1
@@ -61,11 +67,16 @@ async def test_a_cached_command_is_answered_from_the_cache_even_after_the_room_m
     redis_client: aioredis.Redis, redis_prefix: str
 ) -> None:
     store = store_for(redis_client, redis_prefix)
-    await store.commit("r4", Transition(0, b"r", 60))
-    first = Transition(1, b"r1", 60, events=[b"e"], cache_field="p:1", cache_value=b"{}")
+    create = Transition(0, b"r", 60)
+    await store.commit("r4", create)
+    first = Transition(
+        create.new_version, b"r1", 60, events=[b"e"], cache_field="p:1", cache_value=b"{}"
+    )
     assert isinstance(await store.commit("r4", first), Committed)
-    await store.commit("r4", Transition(2, b"r2", 60, events=[b"f"]))
-    again = await store.commit("r4", Transition(3, b"r3", 60, events=[b"g"], cache_field="p:1"))
+    second = Transition(first.new_version, b"r2", 60, events=[b"f"])
+    await store.commit("r4", second)
+    retry = Transition(second.new_version, b"r3", 60, events=[b"g"], cache_field="p:1")
+    again = await store.commit("r4", retry)
     assert again == Duplicate(1, b"{}")
     assert await store.cached_result("r4", "p:1") == Duplicate(1, b"{}")
     assert [seq for seq, _ in await store.read_events("r4", 0)] == [1, 2]
@@ -73,10 +84,11 @@ async def test_a_cached_command_is_answered_from_the_cache_even_after_the_room_m
 
 async def test_the_results_cache_is_capped(redis_client: aioredis.Redis, redis_prefix: str) -> None:
     store = store_for(redis_client, redis_prefix)
-    await store.commit("r5", Transition(0, b"r", 60))
+    t = Transition(0, b"r", 60)
+    await store.commit("r5", t)
     for i in range(5):
-        t = Transition(i + 1, b"r", 60, cache_field=f"c{i}", cache_value=b"v", cache_size=3)
-        await store.commit("r5", t)
+        t = Transition(t.new_version, b"r", 60, cache_field=f"c{i}", cache_value=b"v", cache_size=3)
+        assert isinstance(await store.commit("r5", t), Committed)
     assert await store.cached_result("r5", "c0") is None
     assert await store.cached_result("r5", "c4") is not None
 
