@@ -34,7 +34,7 @@ class Room:
         t = Transition(self.version, b"r", 60, events=[e.msgpack for e in encoded], publish=payload)
         await self.store.commit(self.room_id, t)
         self.seq += count
-        self.version += 1
+        self.version = t.new_version
         return encoded
 
 
