@@ -14,7 +14,6 @@ import protocol.messages as pm
 from protocol.codec import decode_server
 from protocol.types import Box
 from server import game, room
-from server.memory_store import MemoryStore
 from server.seats import Seats
 from server.service import GameService, ServiceError
 from server.settings import Settings
@@ -70,14 +69,9 @@ def settings(redis_url: str, redis_prefix: str) -> Settings:
     return Settings(redis_url=redis_url, redis_prefix=redis_prefix)
 
 
-@pytest.fixture(params=["redis", "memory"])
-def nodes(
-    request: pytest.FixtureRequest, clients: list[aioredis.Redis], settings: Settings, dice: Dice
-) -> list[Node]:
-    """Two processes' services on one store: Redis, or the in-memory store (same contract)."""
-    if request.param == "memory":
-        shared = MemoryStore()
-        return [Node(shared, settings, dice) for _ in clients]
+@pytest.fixture
+def nodes(clients: list[aioredis.Redis], settings: Settings, dice: Dice) -> list[Node]:
+    """Two processes' services on one real Redis, each with its own connection."""
     return [Node(RedisStore(c, settings.redis_prefix), settings, dice) for c in clients]
 
 
