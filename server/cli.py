@@ -48,7 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
         "host": host,
         "port": port,
         "log_level": log_level,
-        "ws": "websockets-sansio",
+        "ws": "server.coalesce:CoalescingWebSocketProtocol",
         "ws_ping_interval": settings.heartbeat_seconds,
         "ws_ping_timeout": settings.heartbeat_seconds,
         "ws_max_size": 1_048_576,

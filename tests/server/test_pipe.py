@@ -82,3 +82,18 @@ async def test_the_store_commits_through_the_pipe(
     creates = [Transition(0, b"r", 60, events=[b"e"]) for _ in range(50)]
     results = await asyncio.gather(*(store.commit(f"p{i}", t) for i, t in enumerate(creates)))
     assert results == [Committed(t.new_version, 1, 1) for t in creates]
+
+
+async def test_calls_of_one_turn_of_the_loop_go_out_in_one_write(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    await pipe([redis_prefix], [0])  # connected
+    writer = pipe._conn._writer
+    writes: list[bytes] = []
+    real_write = writer.write
+    writer.write = lambda data: (writes.append(data), real_write(data))[1]
+    replies = await asyncio.gather(*(pipe([redis_prefix], [i]) for i in range(50)))
+    assert replies == [[redis_prefix.encode(), str(i).encode()] for i in range(50)]
+    assert len(writes) == 1
+    assert writes[0].count(b"EVALSHA") == 50
