@@ -4,8 +4,10 @@ The reader (the connection's own ASGI task) hands each frame to the sans-I/O
 :class:`~server.connection.Connection` and runs the commands it lets through with
 :func:`server.handlers.handle`, one at a time, in order; it queues each reply. Room events arrive
 from the feed through a sink that never blocks: when the queue is full the client is not
-reading, and it is closed with 4000 rather than delay its room. The writer is the only task that
-sends; it exists only while frames are queued, so an idle connection costs no task of its own.
+reading, and it is closed with 4000 rather than delay its room. A frame for a connection with
+nothing queued is written at once when the server's WebSocket protocol can do that without
+waiting (:mod:`server.coalesce`); otherwise it is queued for the writer, a task that exists
+only while frames are queued, so an idle connection costs no task of its own.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from protocol.transport import PROTOCOL_MINOR, PROTOCOL_VERSION, CloseCode, Enco
 from protocol.types import MAX_ID_LENGTH
 from server import connection as conn
 from server import game, handlers, wire
+from server.coalesce import SEND_NOWAIT, SendNowait
 from server.feed import raise_if_cancelling
 from server.runtime import Runtime
 from server.timing import now_ms
@@ -67,6 +70,9 @@ class Session:
         self._held: list[Frame] | None = None
         self.queue_limit = settings.send_queue_size
         self._writer: asyncio.Task[None] | None = None
+        # the server's own WebSocket protocol writes a frame at once when nothing is queued
+        extensions = websocket.scope.get("extensions") or {}
+        self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
         self.close_code: int | None = None
         self.ctx = handlers.Context(
             runtime,
@@ -181,6 +187,8 @@ class Session:
         if self._held is not None:
             self._held.append(frame)
             return True
+        if self._writer is None and self._send_nowait is not None and self._send_nowait(frame):
+            return True  # nothing was queued (no writer): the order is kept
         if len(self.queue) >= self.queue_limit:
             self.rt.metrics.slow_clients.inc()
             log.info("closing slow client %s", self.conn_id)
