@@ -69,6 +69,8 @@ class Session:
         #: first, then the snapshot or missed events up to the ack's seq, then live events)
         self._held: list[Frame] | None = None
         self.queue_limit = settings.send_queue_size
+        rate = settings.rate_per_second
+        self._refusal_pause = 1.0 / rate if rate > 0 else 0.0
         self._writer: asyncio.Task[None] | None = None
         # the server's own WebSocket protocol writes a frame at once when nothing is queued
         extensions = websocket.scope.get("extensions") or {}
@@ -230,10 +232,12 @@ class Session:
             self._send(make_error(incoming.code, incoming.command_id, seq=seq,
                                   message=incoming.message))  # fmt: skip
             self.rt.metrics.commands.labels("invalid", incoming.code).inc()
-            # A refusal awaits nothing, and frames already received come back from receive()
-            # without a pause: without this yield one flooding connection would have the event
-            # loop to itself for its whole backlog while honest commands wait.
-            await asyncio.sleep(0)
+            # After a refusal the connection is read again only when the rate limit would let
+            # one more frame through: a client sending garbage or flooding is served at the
+            # limit's pace (its frames wait in its own socket, each answered in turn) and cannot
+            # take the event loop from honest players; a frame that was not refused waits for
+            # nothing.
+            await asyncio.sleep(self._refusal_pause)
         else:
             await self._run(incoming)
 

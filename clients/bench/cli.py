@@ -28,12 +28,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--encoding", choices=[e.value for e in Encoding], default=Encoding.MSGPACK.value
     )
-    parser.add_argument("--workers", type=int, default=1, help="game server workers (1)")
+    parser.add_argument(
+        "--workers", type=int, default=1,
+        help="game server processes (1); several run on one embedded Valkey, each on its own "
+        "port, and room i lives on process i mod N (the bare server splits its rooms the same way)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--spread", action="store_true",
+        help="with several processes, each room's connections take them in turn (every event "
+        "crosses pub/sub) instead of a room living on one process",
+    )  # fmt: skip
     parser.add_argument(
         "--redis-cluster", action="store_true",
         help="run the game server on an embedded Redis Cluster (3 masters, a replica each, as "
         "`.ci/dev.py cluster` does); --workers is then the number of server processes, each on "
-        "its own port, and every room's connections take them in turn",
+        "its own port",
     )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="closed-loop A/B round pairs (3)")
     parser.add_argument("--round-seconds", type=float, default=5.0, help="seconds a round (5)")
@@ -73,6 +82,7 @@ def options_from(args: argparse.Namespace) -> Options:
         heartbeat=args.heartbeat,
         progress=not args.quiet,
         redis_cluster=args.redis_cluster,
+        spread=args.spread,
     )
     if args.spectators:
         opts.rooms, opts.players, opts.room_spectators = 1, 4, args.spectators

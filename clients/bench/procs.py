@@ -24,7 +24,15 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["Cost", "ServerGroup", "free_port", "start_bare", "start_game", "start_game_on_cluster"]
+__all__ = [
+    "Cost",
+    "ServerGroup",
+    "free_port",
+    "start_bare",
+    "start_game",
+    "start_game_on_cluster",
+    "start_game_processes",
+]
 
 REDIS_NAMES = ("valkey", "redis")
 READY_TIMEOUT = 60.0
@@ -176,9 +184,21 @@ def start_game(workers: int, env: dict[str, str], directory: Path) -> ServerGrou
 def start_game_on_cluster(servers: int, env: dict[str, str], directory: Path) -> ServerGroup:
     """An embedded Redis Cluster and ``servers`` game server processes on it (consecutive free
     ports); returns once every process's ``/readyz`` answers."""
+    return _start_processes(servers, env, directory, [])
+
+
+def start_game_processes(servers: int, env: dict[str, str], directory: Path) -> ServerGroup:
+    """One embedded Redis-compatible server and ``servers`` game server processes on it, each on
+    its own port (as a deployment behind a load balancer would run them)."""
+    return _start_processes(servers, env, directory, ["--single"])
+
+
+def _start_processes(
+    servers: int, env: dict[str, str], directory: Path, extra: list[str]
+) -> ServerGroup:
     port = free_ports_in_a_row(servers)
     argv = [sys.executable, "-m", "server.cluster_demo", "--servers", str(servers)]
-    argv += ["--port", str(port)]
+    argv += ["--port", str(port), *extra]
     group = ServerGroup("game", list(range(port, port + servers)))
     return _start_game(group, argv, env, directory / "game-cluster.log")
 

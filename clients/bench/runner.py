@@ -34,7 +34,13 @@ from websockets.typing import Subprotocol
 
 from clients.bench.bare import ROOM_PATH
 from clients.bench.pacing import Clock, LoopClock, Pace, closed_loop, open_loop
-from clients.bench.procs import ServerGroup, start_bare, start_game, start_game_on_cluster
+from clients.bench.procs import (
+    ServerGroup,
+    start_bare,
+    start_game,
+    start_game_on_cluster,
+    start_game_processes,
+)
 from clients.bench.report import BenchReport, Figures, ratios
 from clients.bench.targets import BareRoom, GameRoom, RoomShape, Sink
 from clients.client import ClientClosedError, CommandError, ConnectionFailedError
@@ -57,6 +63,9 @@ GAME_ENV = {
     "YAHTZEE_ROOMS_PER_MINUTE": "1000000",
     "YAHTZEE_ROOMS_PER_MINUTE_PER_ADDRESS": "1000000",
     "YAHTZEE_LOG_LEVEL": "warning",
+    # The bench's rooms have no computer seats: on a machine without the strategy table on disk,
+    # building it would take a core for tens of seconds in the middle of the rounds.
+    "YAHTZEE_PRELOAD_TABLES": "none",
 }
 
 
@@ -75,6 +84,9 @@ class Options:
     progress: bool = True
     #: the game server on an embedded Redis Cluster, ``workers`` server processes on it
     redis_cluster: bool = False
+    #: with several server processes, spread each room's connections over all of them (every
+    #: event then crosses pub/sub) instead of keeping a room on one process
+    spread: bool = False
 
 
 class Room(Protocol):
@@ -282,9 +294,11 @@ async def standard(
     game_urls = [f"ws://127.0.0.1:{port}/ws" for port in game_group.ports]
 
     def game_room(i: int) -> Room:
-        # several processes (on a cluster): the room's connections take them in turn
+        # several processes: room i lives on process i mod N, as the bare server's rooms do
+        # (a load balancer routing by room); with --spread its connections take them in turn
         k = i % len(game_urls)
-        return GameRoom(game_urls[k:] + game_urls[:k], i, shape, clock, game.current)
+        urls = game_urls[k:] + game_urls[:k] if opts.spread else [game_urls[k]]
+        return GameRoom(urls, i, shape, clock, game.current)
 
     def bare_room(i: int) -> Room:
         port = bare_group.ports[i % len(bare_group.ports)]
@@ -449,6 +463,7 @@ def _scenario(opts: Options) -> dict[str, Any]:
         "idle_connections": opts.idle_connections,
         "encoding": opts.encoding.value,
         "workers": opts.workers,
+        "spread": opts.spread,
         "rounds": opts.rounds,
         "round_seconds": opts.round_seconds,
         "heartbeat_seconds": opts.heartbeat,
@@ -479,6 +494,8 @@ async def run(opts: Options, workdir: Path | None = None) -> BenchReport:
             env["REDIS_PREFIX"] = f"bench{secrets.token_hex(4)}:"
         workers = 1 if opts.idle_connections else opts.workers
         start = start_game_on_cluster if opts.redis_cluster else start_game
+        if workers > 1 and not opts.redis_cluster:
+            start = start_game_processes  # N processes on one Valkey, each on its own port
         game_group = await asyncio.to_thread(start, workers, env, directory)
         try:
             bare_group = await asyncio.to_thread(start_bare, workers, opts.heartbeat, directory)

@@ -323,7 +323,7 @@ def test_a_short_bench_run_on_the_embedded_cluster_with_two_processes_verifies_t
     # The game server on a 3-master Redis Cluster (with replicas: every transition waits for
     # one), two server processes, each room's connections spread over both.
     code, report, stderr = run_bench(
-        "--redis-cluster", "--workers", "2", "--rooms", "2", "--players", "2",
+        "--redis-cluster", "--workers", "2", "--spread", "--rooms", "2", "--players", "2",
         "--room-spectators", "1", "--rounds", "1", "--round-seconds", "1", "--rates", "20",
     )  # fmt: skip
     assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
@@ -337,6 +337,22 @@ def test_a_short_bench_run_on_the_embedded_cluster_with_two_processes_verifies_t
         check_pair(entry)
     game = report["closed_loop"]["game"]
     assert game["cpu_ms_per_command"]["redis"] > 0  # the cluster's nodes are counted
+
+
+def test_two_server_processes_on_one_valkey_each_serve_their_own_rooms() -> None:
+    # `--workers 2` on a single Valkey: two processes on their own ports, room i on process
+    # i mod 2 (as the bare server's rooms); the shared Valkey's CPU is still counted.
+    code, report, stderr = run_bench(
+        "--workers", "2", "--rooms", "2", "--players", "2", "--room-spectators", "1",
+        "--rounds", "1", "--round-seconds", "1", "--rates", "20",
+    )  # fmt: skip
+    assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
+    assert report["ok"]
+    assert report["verification"] == {"ok": True, "violations": []}
+    assert report["scenario"]["workers"] == 2
+    assert report["scenario"]["spread"] is False
+    check_pair(report["closed_loop"])
+    assert report["closed_loop"]["game"]["cpu_ms_per_command"]["redis"] > 0
 
 
 def test_idle_connections_report_rss_per_connection() -> None:

@@ -118,7 +118,11 @@ async def connection(
     while loop.time() < until:
         try:
             async with websockets.connect(
-                url, subprotocols=[Subprotocol(protocol)], max_size=2**20, open_timeout=10
+                url,
+                subprotocols=[Subprotocol(protocol)],
+                max_size=2**20,
+                open_timeout=10,
+                close_timeout=3,
             ) as ws:
                 tally["connections"]["opened"] += 1
 
@@ -144,7 +148,13 @@ async def connection(
                     reader.cancel()
                     with contextlib.suppress(BaseException):
                         await reader
-            tally["closes"][str(ws.close_code)] += 1
+            if ws.protocol.close_rcvd is not None:  # the server's close frame
+                tally["closes"][str(ws.protocol.close_rcvd.code)] += 1
+            else:
+                # the fuzzer closed at the end of its run and the server's answer did not come
+                # within the close timeout: its close frame waits behind the frames it sent
+                # before (a refused frame's connection is read at the rate limit's pace)
+                tally["connections"]["closed by the fuzzer, no answer in time"] += 1
         except websockets.ConnectionClosed as closed:
             code = closed.rcvd.code if closed.rcvd is not None else None
             tally["closes"][str(code)] += 1

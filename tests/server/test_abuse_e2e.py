@@ -152,3 +152,33 @@ async def test_a_frozen_redis_gives_503_and_unavailable_then_the_service_recover
         assert snapshot["state"]["status"] == "playing"
     finally:
         await client.close()
+
+
+async def test_a_connection_sending_garbage_is_answered_at_the_rate_limit_pace(
+    start_server: StartServer,
+) -> None:
+    """Each refused frame gets its typed error, but the connection is read again only when the
+    rate limit would allow one more frame: a flood waits in its own socket while an honest
+    client on another connection is answered at once."""
+    server = start_server(env={"YAHTZEE_RATE_PER_SECOND": "10", "YAHTZEE_RATE_BURST": "100"})
+    abuser = await WsClient(server.ws, "json", "A").connect()
+    honest = await WsClient(server.ws, "json", "H").connect()
+
+    def errors() -> list[dict[str, object]]:
+        return [m for m in abuser.messages if m["type"] == "error"]
+
+    try:
+        started = time.monotonic()
+        for i in range(20):
+            await abuser.send_raw(f'{{"type": "roll", "id": "g{i}", "hold": "not a list"')
+        # the honest client's ping is answered while the garbage is still being worked through
+        pong = await honest.call("ping")
+        assert pong["type"] == "pong"
+        assert len(errors()) < 20
+        await abuser.wait_for(lambda: len(errors()) >= 20)
+        # every frame answered with a typed error, no faster than 10 a second after the first
+        assert [e["code"] for e in errors()] == ["malformed"] * 20
+        assert time.monotonic() - started >= 19 / 10
+    finally:
+        await abuser.close()
+        await honest.close()
