@@ -1,8 +1,9 @@
 """Computer players and the advisor: the solver's strategy tables inside a server process.
 
 A table is loaded from the disk cache (a memory map: milliseconds) or, the first time a rule
-set is needed, built in a background thread (10-20 s on one core), never on a request's path:
-until it is ready a computer's move waits and a ``hint`` answers ``unavailable``.
+set is needed, built in a child process at a lower priority (:mod:`server.tablebuild`; 10-60 s
+on one core), never on a request's path and never holding this process's interpreter: until it
+is ready a computer's move waits and a ``hint`` answers ``unavailable``.
 
 Moves are pure functions of the game state and of ``luck``, a number in [0, 1) derived from the
 room's secret seed and the decision's place in the game: the same decision point always gets
@@ -36,9 +37,9 @@ from server.solver import (
     computer_player,
     load_table,
     rank_options,
-    table_for,
 )
 from server.solver.table import position_of
+from server.tablebuild import build_in_child
 
 __all__ = ["Advisor", "Hint", "analyse", "hint", "next_move", "pick_name"]
 
@@ -108,21 +109,21 @@ class Advisor:
     def _load(
         self, rules: SolverRules, loop: asyncio.AbstractEventLoop, done: asyncio.Future[Table]
     ) -> None:
-        shown = [-1]
-
-        def progress(count: int, total: int) -> None:
-            percent = 100 * count // max(total, 1)
-            if percent // 10 > shown[0]:
-                shown[0] = percent // 10
-                log.info("building the %s strategy table: %d%%", rules.name, percent)
-
         try:
             table = load_table(rules, self.cache_dir)
             if table is None:
                 # one build at a time: a build takes a core for 10-60 s, and requests for many
                 # rule sets must not take every core from the games
                 with self._building:
-                    table = table_for(rules, self.cache_dir, progress=progress)
+                    table = load_table(rules, self.cache_dir)  # built while this one waited?
+                    if table is None:
+                        log.info("building the %s strategy table in a child process", rules.name)
+                        build_in_child(rules, self.cache_dir)
+                        table = load_table(rules, self.cache_dir)
+                if table is None:
+                    raise RuntimeError(
+                        f"the {rules.name} table is not in the cache after its build"
+                    )
         except Exception as exc:  # a failed build is logged; the next request starts another
             log.exception("the %s strategy table could not be loaded", rules.name)
             self._tell(loop, self._failed, rules.name, done, exc)

@@ -38,6 +38,7 @@ from faultkit import (
 from procs import ServerProcess
 
 from protocol import ERROR_CODES
+from server.solver import Table
 
 FUZZER = Path(__file__).with_name("fuzzer.py")
 DOCUMENTED_CLOSES = {"1000", "1008", "1009", "1011", "4000", "None"}
@@ -75,8 +76,10 @@ def rss(server: ServerProcess) -> int:
 
 
 async def test_fuzzed_frames_on_many_connections_while_honest_games_run(
-    start_servers: StartServers,
+    start_servers: StartServers, official_table: Table
 ) -> None:
+    # The official table is on disk, as on a running service (built at its first start): the
+    # fuzz's hints load it in milliseconds instead of starting a build that takes a core.
     (server,) = start_servers(1)
     await honest_games(server, "warm-up (not measured)")
     rss_before = rss(server)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psutil
 import pytest
 from gameplay import assert_gap_free, play_turn, replay, totals_of
 from procs import ServerProcess, StartServer
@@ -267,8 +268,20 @@ async def test_a_missing_table_is_built_in_the_background(
         assert refused["retryable"] is True
         ack = await person.ok("roll")  # play goes on meanwhile
         assert ack["seq"] > 0
+        # the build runs in a child process at a lower priority, not in the server's interpreter
+        assert server.process is not None
+        builders = [
+            child
+            for child in psutil.Process(server.process.pid).children()
+            if "server.tablebuild" in " ".join(child.cmdline())
+        ]
+        assert len(builders) == 1
+        assert builders[0].nice() >= psutil.Process().nice() + 10
     finally:
         await person.close()
+    server.kill()  # the build does not outlive the server that asked for it
+    _, alive = psutil.wait_procs(builders, timeout=10)
+    assert alive == []
 
 
 async def test_two_processes_make_each_computer_move_exactly_once(
