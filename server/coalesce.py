@@ -13,6 +13,10 @@ The protocol also offers the application a synchronous send (the ASGI extension
 queued and whose socket is not backed up is written at once, without a task, Starlette's layers
 or an ``await`` per frame. It answers ``False`` whenever the ASGI ``send`` would wait or refuse
 (handshake not done, closing, flow control paused); then the caller uses the ASGI ``send``.
+A second extension, :data:`SEND_BUILT_NOWAIT`, writes a WebSocket frame the caller built once
+for many connections (:meth:`server.wire.EncodedEvent.ws_frame`): it is what the protocol would
+write itself when the connection has no extension (compression) negotiated, and it answers
+``False`` when it has one.
 """
 
 from __future__ import annotations
@@ -24,11 +28,23 @@ from typing import Any
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
 from websockets.http11 import Request
+from websockets.protocol import State
 
-__all__ = ["SEND_NOWAIT", "CoalescingTransport", "CoalescingWebSocketProtocol", "SendNowait"]
+__all__ = [
+    "SEND_BUILT_NOWAIT",
+    "SEND_NOWAIT",
+    "CoalescingTransport",
+    "CoalescingWebSocketProtocol",
+    "SendBuiltNowait",
+    "SendNowait",
+]
 
 SEND_NOWAIT = "yahtzee.send_nowait"
 """The scope extension: ``scope["extensions"][SEND_NOWAIT](frame) -> bool``."""
+SEND_BUILT_NOWAIT = "yahtzee.send_built_nowait"
+"""The scope extension: ``scope["extensions"][SEND_BUILT_NOWAIT](ws_frame_bytes) -> bool``."""
+
+SendBuiltNowait = Callable[[bytes], bool]
 
 SendNowait = Callable[[bytes | str], bool]
 
@@ -92,18 +108,23 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         super().handle_connect(event)
         scope: Any = getattr(self, "scope", None)
         if scope is not None:
-            scope.setdefault("extensions", {})[SEND_NOWAIT] = self.send_nowait
+            extensions = scope.setdefault("extensions", {})
+            extensions[SEND_NOWAIT] = self.send_nowait
+            extensions[SEND_BUILT_NOWAIT] = self.send_built_nowait
 
-    def send_nowait(self, frame: bytes | str) -> bool:
-        """Write one data frame now if the ASGI ``send`` would neither wait nor refuse."""
-        if (
+    def _can_send_now(self) -> bool:
+        return not (
             not self.handshake_complete
             or self.close_sent
             or self.disconnected
             or self.initial_response is not None
             or not self.writable.is_set()
             or self.transport.is_closing()
-        ):
+        )
+
+    def send_nowait(self, frame: bytes | str) -> bool:
+        """Write one data frame now if the ASGI ``send`` would neither wait nor refuse."""
+        if not self._can_send_now():
             return False
         try:
             if isinstance(frame, bytes):
@@ -113,4 +134,18 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         except InvalidState:
             return False
         self.transport.write(b"".join(self.conn.data_to_send()))
+        return True
+
+    def send_built_nowait(self, ws_frame: bytes) -> bool:
+        """Write a data frame built without extensions, if this connection has none and
+        :meth:`send_nowait` would write now (the same checks as the protocol's own send)."""
+        conn = self.conn
+        if (
+            conn.extensions
+            or conn.state is not State.OPEN
+            or conn.expect_continuation_frame
+            or not self._can_send_now()
+        ):
+            return False
+        self.transport.write(ws_frame)
         return True

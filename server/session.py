@@ -30,7 +30,7 @@ from protocol.transport import PROTOCOL_MINOR, PROTOCOL_VERSION, CloseCode, Enco
 from protocol.types import MAX_ID_LENGTH
 from server import connection as conn
 from server import game, handlers, wire
-from server.coalesce import SEND_NOWAIT, SendNowait
+from server.coalesce import SEND_BUILT_NOWAIT, SEND_NOWAIT, SendBuiltNowait, SendNowait
 from server.feed import raise_if_cancelling
 from server.runtime import Runtime
 from server.timing import now_ms
@@ -75,6 +75,7 @@ class Session:
         # the server's own WebSocket protocol writes a frame at once when nothing is queued
         extensions = websocket.scope.get("extensions") or {}
         self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
+        self._send_built_nowait: SendBuiltNowait | None = extensions.get(SEND_BUILT_NOWAIT)
         self.close_code: int | None = None
         self.ctx = handlers.Context(
             runtime,
@@ -179,7 +180,17 @@ class Session:
         return frame if self._enqueue(frame) else None
 
     def _on_event(self, event: wire.EncodedEvent) -> None:
-        """Feed sink: the event's shared bytes for this connection's encoding; never blocks."""
+        """Feed sink: the event's shared bytes for this connection's encoding; never blocks.
+        When nothing is queued the WebSocket frame built once for every connection is written
+        as it is."""
+        if (
+            self._writer is None
+            and self._held is None
+            and self.close_code is None
+            and self._send_built_nowait is not None
+            and self._send_built_nowait(event.ws_frame(self.encoding))
+        ):
+            return
         self._enqueue(event.frame(self.encoding))
 
     def _enqueue(self, frame: Frame) -> bool:

@@ -4,7 +4,9 @@ subscriber's socket receives.
 An event is encoded to MessagePack once, by the process that commits it; those bytes go into
 the room's log and, batched, into the room's pub/sub message. A process that receives the batch
 hands the very same bytes to its MessagePack subscribers and derives the JSON text once, the
-first time a JSON subscriber needs it. Nothing is encoded per subscriber.
+first time a JSON subscriber needs it. Nothing is encoded per subscriber: not even the
+WebSocket frame, which a server sends unmasked and (without compression) the same to every
+connection, so it is built once per encoding (:meth:`EncodedEvent.ws_frame`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 import msgspec
+from websockets.frames import Frame, Opcode
 
 import protocol.messages as pm
 from protocol.codec import encode_msgpack
@@ -35,12 +38,14 @@ _JSON_ENCODER: Final = msgspec.json.Encoder()
 class EncodedEvent:
     """One room event at ``seq``: its MessagePack bytes, and its JSON text on demand."""
 
-    __slots__ = ("_json", "msgpack", "seq")
+    __slots__ = ("_json", "_ws_json", "_ws_msgpack", "msgpack", "seq")
 
     def __init__(self, seq: int, msgpack: bytes, json: str | None = None) -> None:
         self.seq = seq
         self.msgpack = msgpack
         self._json = json
+        self._ws_msgpack: bytes | None = None
+        self._ws_json: bytes | None = None
 
     def frame(self, encoding: Encoding) -> bytes | str:
         """The frame for a connection of ``encoding``."""
@@ -50,6 +55,20 @@ class EncodedEvent:
             # The MessagePack map keeps the wire's key order, so this is the canonical JSON.
             self._json = _JSON_ENCODER.encode(_ANY_DECODER.decode(self.msgpack)).decode()
         return self._json
+
+    def ws_frame(self, encoding: Encoding) -> bytes:
+        """The whole WebSocket data frame (header and payload) a server sends with this event,
+        without extensions: binary for MessagePack, text for JSON; built once."""
+        if encoding is Encoding.MSGPACK:
+            if self._ws_msgpack is None:
+                frame = Frame(Opcode.BINARY, self.msgpack)
+                self._ws_msgpack = frame.serialize(mask=False, extensions=[])
+            return self._ws_msgpack
+        if self._ws_json is None:
+            text = self.frame(Encoding.JSON)
+            assert isinstance(text, str)
+            self._ws_json = Frame(Opcode.TEXT, text.encode()).serialize(mask=False, extensions=[])
+        return self._ws_json
 
 
 def encode_events(events: Sequence[pm.Event]) -> list[EncodedEvent]:

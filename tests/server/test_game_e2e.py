@@ -69,3 +69,27 @@ async def test_four_players_two_spectators(start_server: StartServer) -> None:
     finally:
         for client in [*players, early, late]:
             await client.close()
+
+
+async def test_a_game_with_compression_negotiated(start_server: StartServer) -> None:
+    """With permessage-deflate on (YAHTZEE_DEFLATE), frames are sent through the protocol's
+    own compressing path, not as the frame built once for every connection."""
+    server = start_server(env={"YAHTZEE_DEFLATE": "1"})
+    player = await WsClient(server.ws, "msgpack", "P").connect()
+    watcher = await WsClient(server.ws, "json", "W").connect()
+    try:
+        assert player.ws is not None
+        assert "permessage-deflate" in (
+            player.ws.response.headers.get("Sec-WebSocket-Extensions") or ""
+        )  # type: ignore[union-attr]
+        room = (await player.ok("create_room", seats=1, public=True))["result"]["room"]
+        await watcher.ok("spectate", room=room, last_seq=0)
+        await player.join(room, "Pat")
+        await player.ok("start")
+        rolled = await player.ok("roll")
+        await watcher.wait_for(lambda: watcher.last_seq() >= rolled["seq"])
+        assert_gap_free(watcher.events, 0)
+        assert [e["seq"] for e in player.events][-1] == rolled["seq"]
+    finally:
+        await player.close()
+        await watcher.close()

@@ -1,0 +1,47 @@
+"""An event's WebSocket frame is built once and is what a client's WebSocket parser reads back
+as the event's payload, in either encoding and at every length class of the header."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import msgspec
+import pytest
+from websockets.frames import Frame, Opcode
+from websockets.streams import StreamReader
+
+from protocol.transport import Encoding
+from server.wire import EncodedEvent
+
+
+def parse(data: bytes) -> Frame:
+    """One frame, read by websockets' own parser as a client reads a server's frames."""
+    reader = StreamReader()
+    reader.feed_data(data)
+    reader.feed_eof()
+    parser: Generator[Any, Any, Frame] = Frame.parse(
+        reader.read_exact, mask=False, max_size=None, extensions=[]
+    )
+    try:
+        step = next(parser)
+        while True:
+            step = parser.send(step)
+    except StopIteration as done:
+        assert reader.at_eof()  # the whole frame and nothing more
+        return done.value
+
+
+@pytest.mark.parametrize("size", [1, 100, 126, 65_000, 65_536, 200_000])
+def test_the_shared_frame_carries_the_event_in_both_encodings(size: int) -> None:
+    # payloads whose frames need the 7-bit, the 16-bit and the 64-bit length forms
+    payload = msgspec.msgpack.encode({"type": "spectators", "seq": 7, "pad": "\u00e9" * size})
+    event = EncodedEvent(7, payload)
+    binary = parse(event.ws_frame(Encoding.MSGPACK))
+    assert binary.opcode is Opcode.BINARY
+    assert binary.data == payload
+    text = parse(event.ws_frame(Encoding.JSON))
+    assert text.opcode is Opcode.TEXT
+    assert text.data.decode() == event.frame(Encoding.JSON)
+    assert msgspec.json.decode(text.data)["pad"] == "\u00e9" * size
+    assert event.ws_frame(Encoding.MSGPACK) is event.ws_frame(Encoding.MSGPACK)  # built once
