@@ -29,6 +29,8 @@ _FLOOD_LIMIT = 200
 class TokenBucket:
     """``rate`` tokens per second, at most ``burst`` saved up."""
 
+    __slots__ = ("burst", "clock", "rate", "stamp", "tokens")
+
     def __init__(
         self, rate: float, burst: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
@@ -85,23 +87,35 @@ Incoming = pm.ClientMessage | Refuse | Answer | Close
 
 
 class Connection:
-    """The sans-I/O state of one WebSocket connection; see the module docstring."""
+    """The sans-I/O state of one WebSocket connection; see the module docstring.
+
+    An idle connection is most of what a server holds, so the state is small: the token
+    buckets start full when the first frame arrives (a bucket made at connect would be full by
+    then too) and the answer cache exists once there is an answer to keep."""
+
+    __slots__ = ("_answers", "_bytes", "_clock", "_messages", "_refused_in_a_row", "encoding",
+                 "limits")  # fmt: skip
 
     def __init__(
         self, encoding: Encoding, limits: Limits, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.encoding = encoding
         self.limits = limits
-        self._messages = TokenBucket(limits.rate_per_second, limits.burst, clock)
-        self._bytes = TokenBucket(limits.bytes_per_second, limits.bytes_burst, clock)
-        self._answers: OrderedDict[str, bytes | str] = OrderedDict()
+        self._clock = clock
+        self._messages: TokenBucket | None = None
+        self._bytes: TokenBucket | None = None
+        self._answers: OrderedDict[str, bytes | str] | None = None
         self._refused_in_a_row = 0
 
     def receive(self, frame: bytes | str) -> Incoming:
         """What to do with one received frame."""
         size = len(frame.encode()) if isinstance(frame, str) else len(frame)
-        if size > 64 * self.limits.max_frame_bytes:
+        limits = self.limits
+        if size > 64 * limits.max_frame_bytes:
             return Close(CloseCode.MESSAGE_TOO_BIG)
+        if self._bytes is None or self._messages is None:
+            self._bytes = TokenBucket(limits.bytes_per_second, limits.bytes_burst, self._clock)
+            self._messages = TokenBucket(limits.rate_per_second, limits.burst, self._clock)
         if not self._bytes.take(size):  # decoding costs by the byte: refused before it
             return self._refuse(Refuse(ErrorCode.RATE_LIMITED, "too many bytes", None))
         allowed = self._messages.take()  # every frame counts, valid or not
@@ -115,7 +129,7 @@ class Connection:
         if not allowed:
             return self._refuse(_rate_limited(command.id))
         self._refused_in_a_row = 0
-        previous = self._answers.get(command.id)
+        previous = self._answers.get(command.id) if self._answers is not None else None
         if previous is not None and not isinstance(command, pm.Ping):
             return Answer(previous)
         return command
@@ -128,9 +142,12 @@ class Connection:
 
     def remember(self, command_id: str, frame: bytes | str) -> None:
         """Keep a command's answer for a retry on this connection."""
-        self._answers[command_id] = frame
-        while len(self._answers) > _ANSWER_CACHE:
-            self._answers.popitem(last=False)
+        answers = self._answers
+        if answers is None:
+            answers = self._answers = OrderedDict()
+        answers[command_id] = frame
+        while len(answers) > _ANSWER_CACHE:
+            answers.popitem(last=False)
 
 
 def _rate_limited(command_id: str | None) -> Refuse:

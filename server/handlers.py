@@ -28,8 +28,11 @@ __all__ = ["Context", "Handled", "Member", "handle"]
 
 log = logging.getLogger("yahtzee.handlers")
 
+#: rooms one connection may create at once (then ``rooms_per_minute``)
+ROOMS_BURST = 5
 
-@dataclass
+
+@dataclass(slots=True)
 class Member:
     """The room a connection is in, as what, and its feed subscription."""
 
@@ -39,7 +42,7 @@ class Member:
     subscription: Subscription
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     """What a handler knows of the connection it serves."""
 
@@ -48,7 +51,7 @@ class Context:
     sink: Sink
     send: Callable[[pm.Message], object]
     address: str = ""
-    #: this connection's room-creation quota
+    #: this connection's room-creation quota (made when it first creates a room)
     rooms: TokenBucket | None = None
     member: Member | None = None
 
@@ -159,7 +162,9 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
 def _creation_allowed(ctx: Context) -> bool:
     """Room creation quotas: per connection and per client address (this process)."""
     per_address = ctx.rt.room_quota(ctx.address)
-    return (ctx.rooms is None or ctx.rooms.take()) and per_address.take()
+    if ctx.rooms is None:
+        ctx.rooms = TokenBucket(ctx.rt.settings.rooms_per_minute / 60, ROOMS_BURST)
+    return ctx.rooms.take() and per_address.take()
 
 
 async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:

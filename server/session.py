@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -33,6 +34,7 @@ from server import game, handlers, wire
 from server.coalesce import SEND_BUILT_NOWAIT, SEND_NOWAIT, SendBuiltNowait, SendNowait
 from server.feed import raise_if_cancelling
 from server.runtime import Runtime
+from server.settings import Settings
 from server.timing import now_ms
 
 __all__ = ["Session"]
@@ -47,7 +49,25 @@ _ENTERING = (pm.Join, pm.Rejoin, pm.Spectate)
 Frame = bytes | str
 
 
+@functools.lru_cache(maxsize=8)
+def _limits(settings: Settings) -> conn.Limits:
+    """The per-connection limits of ``settings`` (one object for every connection)."""
+    return conn.Limits(
+        max_frame_bytes=settings.max_frame_bytes,
+        rate_per_second=settings.rate_per_second,
+        burst=settings.rate_burst,
+    )
+
+
 class Session:
+    """Most connections are idle most of the time, and one process holds thousands: a session
+    keeps little, and makes what only activity needs (the send queue, the rate buckets, the
+    answer cache, a waiter for :meth:`drain`) when it is needed."""
+
+    __slots__ = ("_held", "_running", "_send_built_nowait", "_send_nowait", "_writer",
+                 "close_code", "conn_id", "ctx", "encoding", "protocol", "queue", "rt",
+                 "ws")  # fmt: skip
+
     def __init__(
         self, websocket: WebSocket, runtime: Runtime, encoding: Encoding, address: str = ""
     ) -> None:
@@ -55,38 +75,21 @@ class Session:
         self.rt = runtime
         self.encoding = encoding
         self.conn_id = f"{_PROCESS}-{next(_ids)}"
-        settings = runtime.settings
-        self.protocol = conn.Connection(
-            encoding,
-            conn.Limits(
-                max_frame_bytes=settings.max_frame_bytes,
-                rate_per_second=settings.rate_per_second,
-                burst=settings.rate_burst,
-            ),
-        )
-        self.queue: collections.deque[Frame | object] = collections.deque()
+        self.protocol = conn.Connection(encoding, _limits(runtime.settings))
+        #: frames for the writer; None while there is none
+        self.queue: collections.deque[Frame | object] | None = None
         #: frames made while a join/rejoin/spectate runs: sent after its ack (SPEC: the ack
         #: first, then the snapshot or missed events up to the ack's seq, then live events)
         self._held: list[Frame] | None = None
-        self.queue_limit = settings.send_queue_size
-        rate = settings.rate_per_second
-        self._refusal_pause = 1.0 / rate if rate > 0 else 0.0
         self._writer: asyncio.Task[None] | None = None
         # the server's own WebSocket protocol writes a frame at once when nothing is queued
         extensions = websocket.scope.get("extensions") or {}
         self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
         self._send_built_nowait: SendBuiltNowait | None = extensions.get(SEND_BUILT_NOWAIT)
         self.close_code: int | None = None
-        self.ctx = handlers.Context(
-            runtime,
-            self.conn_id,
-            self._on_event,
-            self._send,
-            address=address,
-            rooms=conn.TokenBucket(settings.rooms_per_minute / 60, 5),
-        )
-        self.idle = asyncio.Event()
-        self.idle.set()
+        self.ctx = handlers.Context(runtime, self.conn_id, self._on_event, self._send, address)
+        #: whether a command is running; a future when :meth:`drain` waits for its end
+        self._running: bool | asyncio.Future[None] = False
 
     @property
     def role(self) -> str | None:
@@ -139,18 +142,28 @@ class Session:
         """Ask the writer to flush what is queued and close with ``code``."""
         if self.close_code is None:
             self.close_code = code
+            queue = self._queue()
             if code == CloseCode.SLOW_CONSUMER:
-                self.queue.clear()  # it does not read them anyway: close at once
-            self.queue.append(_CLOSE)
+                queue.clear()  # it does not read them anyway: close at once
+            queue.append(_CLOSE)
             self._wake_writer()
 
     async def drain(self) -> None:
         """Shutdown: let the command in flight finish, then close with 1012 (service restart);
         the reader ignores frames from now on (``rt.draining``)."""
-        await self.idle.wait()
+        if self._running is True:
+            self._running = asyncio.get_running_loop().create_future()
+        if isinstance(self._running, asyncio.Future):
+            await asyncio.shield(self._running)
         self.close(CloseCode.SERVICE_RESTART)
 
     # -- writing --------------------------------------------------------------------------------
+
+    def _queue(self) -> collections.deque[Frame | object]:
+        queue = self.queue
+        if queue is None:
+            queue = self.queue = collections.deque()
+        return queue
 
     def _wake_writer(self) -> None:
         if self._writer is None:
@@ -158,21 +171,24 @@ class Session:
 
     async def _write(self) -> None:
         """Send what is queued, then end (a new frame starts a new writer)."""
+        queue = self._queue()
         try:
-            while self.queue:
-                frame = self.queue.popleft()
+            while queue:
+                frame = queue.popleft()
                 if frame is _CLOSE:
                     with contextlib.suppress(Exception):
                         await self.ws.close(self.close_code or CloseCode.NORMAL)
-                    self.queue.clear()
+                    queue.clear()
                 elif isinstance(frame, bytes):
                     await self.ws.send_bytes(frame)
                 elif isinstance(frame, str):
                     await self.ws.send_text(frame)
         except (WebSocketDisconnect, RuntimeError, OSError):
-            self.queue.clear()  # the peer is gone
+            queue.clear()  # the peer is gone
         finally:
             self._writer = None
+            if not queue and self.queue is queue:
+                self.queue = None  # an idle connection keeps no queue
 
     def _send(self, message: pm.Message) -> Frame | None:
         """Encode and queue one message; returns the frame (None when it was not queued)."""
@@ -202,12 +218,13 @@ class Session:
             return True
         if self._writer is None and self._send_nowait is not None and self._send_nowait(frame):
             return True  # nothing was queued (no writer): the order is kept
-        if len(self.queue) >= self.queue_limit:
+        queue = self._queue()
+        if len(queue) >= self.rt.settings.send_queue_size:
             self.rt.metrics.slow_clients.inc()
             log.info("closing slow client %s", self.conn_id)
             self.close(CloseCode.SLOW_CONSUMER)
             return False
-        self.queue.append(frame)
+        queue.append(frame)
         self._wake_writer()
         return True
 
@@ -223,11 +240,13 @@ class Session:
                 frame = message.get("text")
             if frame is None or self.rt.draining:
                 continue
-            self.idle.clear()
+            self._running = True
             try:
                 await self._on_frame(frame)
             finally:
-                self.idle.set()
+                running, self._running = self._running, False
+                if isinstance(running, asyncio.Future) and not running.done():
+                    running.set_result(None)
             if self.close_code is not None:
                 return
 
@@ -248,7 +267,8 @@ class Session:
             # limit's pace (its frames wait in its own socket, each answered in turn) and cannot
             # take the event loop from honest players; a frame that was not refused waits for
             # nothing.
-            await asyncio.sleep(self._refusal_pause)
+            rate = self.rt.settings.rate_per_second
+            await asyncio.sleep(1.0 / rate if rate > 0 else 0.0)
         else:
             await self._run(incoming)
 
