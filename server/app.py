@@ -27,9 +27,9 @@ from redis.backoff import ExponentialBackoff
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket
+from starlette.types import Receive, Scope, Send
 
 from protocol.transport import (
     ENDPOINT_PATH,
@@ -55,7 +55,7 @@ from server.solver import SolverRules
 from server.store import RedisStore
 from server.upkeep import Upkeep
 
-__all__ = ["create_app", "create_app_from_env", "redis_client"]
+__all__ = ["App", "create_app", "create_app_from_env", "redis_client"]
 
 log = logging.getLogger("yahtzee.server")
 
@@ -93,22 +93,53 @@ def redis_client(url: str, settings: Settings) -> Any:
 # -- WebSocket ----------------------------------------------------------------------------------
 
 
-async def websocket_endpoint(websocket: WebSocket) -> None:
-    rt: Runtime = websocket.app.state.runtime
-    offered = websocket.scope.get("subprotocols") or []
+class App(Starlette):
+    """The Starlette application, with the game's WebSocket endpoint served as raw ASGI.
+
+    A connection's task lives as long as the connection, and every layer between the server
+    and the endpoint keeps a coroutine frame (and its closures) on it for that whole time:
+    Starlette's middleware, router, route and ``WebSocket`` layers are twelve frames and about
+    4 KiB of each idle connection's RSS. The endpoint needs none of what they add (routing one
+    fixed path, request objects, exception handlers for HTTP), so :data:`ENDPOINT_PATH` goes to
+    :func:`websocket_endpoint` directly; every other request goes through Starlette as usual."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and _route_path(scope) == ENDPOINT_PATH:
+            await websocket_endpoint(self.state.runtime, scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path below the application's root path, as Starlette's router matches it."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] == "/":
+        return path[len(root) :]
+    return path
+
+
+async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
+    """One WebSocket connection (raw ASGI): the handshake's checks, then its session."""
+    offered = scope.get("subprotocols") or []
     chosen = select_subprotocol(offered)
     if chosen is None or rt.draining:
         reason = SUBPROTOCOL_REFUSAL_REASON if chosen is None else "shutting down"
         status = 400 if chosen is None else 503
-        await _refuse(websocket, status, CloseCode.PROTOCOL_ERROR, reason)
+        await _refuse(scope, receive, send, status, CloseCode.PROTOCOL_ERROR, reason)
         return
-    address = websocket.client.host if websocket.client else ""
+    client = scope.get("client")
+    address = str(client[0]) if client else ""
     if not rt.admit(address):
-        await _refuse(websocket, 429, CloseCode.POLICY_VIOLATION, TOO_MANY_FROM_ADDRESS)
+        await _refuse(scope, receive, send, 429, CloseCode.POLICY_VIOLATION, TOO_MANY_FROM_ADDRESS)
         return
     try:
-        await websocket.accept(subprotocol=chosen)
-        session = Session(websocket, rt, SUBPROTOCOLS[chosen], address)
+        if not await _accept(receive, send, chosen):
+            return
+        session = Session(scope, receive, send, rt, SUBPROTOCOLS[chosen], address)
+        # The handshake's headers were read: what the connection keeps for its lifetime need
+        # not hold them (the scope lives as long as the connection's task).
+        scope["headers"] = []
         rt.connections[session.conn_id] = session
         try:
             await session.run()
@@ -121,13 +152,24 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
 TOO_MANY_FROM_ADDRESS = "too many connections from this address"
 
 
-async def _refuse(websocket: WebSocket, status: int, code: int, reason: str) -> None:
+async def _accept(receive: Receive, send: Send, subprotocol: str) -> bool:
+    """Complete the handshake with ``subprotocol``; False when the client left before."""
+    message = await receive()
+    if message["type"] != "websocket.connect":
+        return False
+    await send({"type": "websocket.accept", "subprotocol": subprotocol, "headers": []})
+    return True
+
+
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, code: int, reason: str
+) -> None:
     """Refuse a WebSocket handshake: an HTTP answer where the server can send one, else an
     accepted-then-closed socket with ``code``."""
-    if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(PlainTextResponse(reason, status_code=status))
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await PlainTextResponse(reason, status_code=status)(scope, receive, send)
     else:
-        await websocket.close(code, reason)
+        await send({"type": "websocket.close", "code": code, "reason": reason})
 
 
 def web_client_dir() -> Path | None:
@@ -165,7 +207,7 @@ def routes() -> list[BaseRoute]:
         Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
-        WebSocketRoute(ENDPOINT_PATH, websocket_endpoint),
+        # ENDPOINT_PATH (the WebSocket) is served by App itself, before Starlette's routing
     ]
 
 
@@ -264,7 +306,7 @@ def _preload_tables(rt: Runtime) -> None:
         rt.upkeep.advisor.prepare(SolverRules.from_name(name).options())
 
 
-def create_app(settings: Settings | None = None, *, handle_signals: bool = False) -> Starlette:
+def create_app(settings: Settings | None = None, *, handle_signals: bool = False) -> App:
     """Build the ASGI application for ``settings`` (default: from the environment)."""
     settings = settings or Settings.from_env()
 
@@ -308,9 +350,9 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             if embedded is not None:
                 embedded.stop()
 
-    return Starlette(routes=routes(), lifespan=lifespan)
+    return App(routes=routes(), lifespan=lifespan)
 
 
-def create_app_from_env() -> Starlette:
+def create_app_from_env() -> App:
     """Factory for ``uvicorn --factory server.app:create_app_from_env`` (used by workers)."""
     return create_app(Settings.from_env(), handle_signals=True)

@@ -22,7 +22,7 @@ import os
 import secrets
 import time
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.types import Receive, Scope, Send
 
 import protocol.messages as pm
 from protocol.codec import encode
@@ -64,14 +64,22 @@ class Session:
     keeps little, and makes what only activity needs (the send queue, the rate buckets, the
     answer cache, a waiter for :meth:`drain`) when it is needed."""
 
-    __slots__ = ("_held", "_running", "_send_built_nowait", "_send_nowait", "_writer",
-                 "close_code", "conn_id", "ctx", "encoding", "protocol", "queue", "rt",
-                 "ws")  # fmt: skip
+    __slots__ = ("_held", "_receive", "_running", "_send_built_nowait", "_send_nowait",
+                 "_transmit", "_writer", "close_code", "conn_id", "ctx", "encoding", "protocol",
+                 "queue", "rt")  # fmt: skip
 
     def __init__(
-        self, websocket: WebSocket, runtime: Runtime, encoding: Encoding, address: str = ""
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        runtime: Runtime,
+        encoding: Encoding,
+        address: str = "",
     ) -> None:
-        self.ws = websocket
+        """A session on an accepted WebSocket (ASGI ``receive`` and ``send``)."""
+        self._receive = receive
+        self._transmit = send
         self.rt = runtime
         self.encoding = encoding
         self.conn_id = f"{_PROCESS}-{next(_ids)}"
@@ -83,7 +91,7 @@ class Session:
         self._held: list[Frame] | None = None
         self._writer: asyncio.Task[None] | None = None
         # the server's own WebSocket protocol writes a frame at once when nothing is queued
-        extensions = websocket.scope.get("extensions") or {}
+        extensions = scope.get("extensions") or {}
         self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
         self._send_built_nowait: SendBuiltNowait | None = extensions.get(SEND_BUILT_NOWAIT)
         self.close_code: int | None = None
@@ -109,6 +117,7 @@ class Session:
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def run(self) -> None:
+        """The connection's life: its welcome, then every frame it sends, until it closes."""
         self._send(self._welcome())
         try:
             await self._read_loop()
@@ -176,15 +185,17 @@ class Session:
             while queue:
                 frame = queue.popleft()
                 if frame is _CLOSE:
+                    code = self.close_code or CloseCode.NORMAL
                     with contextlib.suppress(Exception):
-                        await self.ws.close(self.close_code or CloseCode.NORMAL)
+                        await self._transmit({"type": "websocket.close", "code": code})
                     queue.clear()
                 elif isinstance(frame, bytes):
-                    await self.ws.send_bytes(frame)
+                    await self._transmit({"type": "websocket.send", "bytes": frame})
                 elif isinstance(frame, str):
-                    await self.ws.send_text(frame)
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            queue.clear()  # the peer is gone
+                    await self._transmit({"type": "websocket.send", "text": frame})
+        except (RuntimeError, OSError):
+            queue.clear()  # the peer is gone (the server raises an OSError, or a RuntimeError
+            # for a send after the close)
         finally:
             self._writer = None
             if not queue and self.queue is queue:
@@ -232,7 +243,7 @@ class Session:
 
     async def _read_loop(self) -> None:
         while True:
-            message = await self.ws.receive()
+            message = await self._receive()
             if message["type"] == "websocket.disconnect":
                 return
             frame: Frame | None = message.get("bytes")
