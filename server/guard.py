@@ -55,9 +55,22 @@ class _HeaderDeadline:
             transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def handle_websocket_upgrade(self, *event: Any) -> None:
+        """The connection became a WebSocket: this protocol is done with it (the transport
+        talks to the WebSocket protocol from now on, and never calls this one again)."""
+        super().handle_websocket_upgrade(*event)  # type: ignore[misc]
+        # A pending timer would keep this object and all it holds alive for the rest of the
+        # deadline, long enough to reach the collector's oldest generation, where it stays
+        # until a full collection: thousands of connections opened in a burst held megabytes.
+        self._cancel_header_timer()
+
+    def _cancel_header_timer(self) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
-        super().connection_lost(exc)  # type: ignore[misc]
+            self._header_timer = None
 
     def shutdown(self) -> None:
         super().shutdown()  # type: ignore[misc]
@@ -75,6 +88,12 @@ try:
 
     class GuardedHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         """uvicorn's httptools protocol with the header deadline."""
+
+        def handle_websocket_upgrade(self, *event: Any) -> None:
+            super().handle_websocket_upgrade(*event)
+            # The parser and this protocol refer to each other: a cycle that only the
+            # collector would free. Dropped as connection_lost does, they go at once.
+            self.parser = None  # type: ignore[assignment]
 
     GuardedProtocol: type[asyncio.Protocol] = GuardedHttpToolsProtocol
 except ImportError:  # httptools is an optional speed-up
