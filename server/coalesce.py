@@ -17,14 +17,21 @@ A second extension, :data:`SEND_BUILT_NOWAIT`, writes a WebSocket frame the call
 for many connections (:meth:`server.wire.EncodedEvent.ws_frame`): it is what the protocol would
 write itself when the connection has no extension (compression) negotiated, and it answers
 ``False`` when it has one.
+
+And it keeps less per connection, since one process holds thousands of mostly idle ones: the
+messages for the application wait in an :class:`Inbox` (uvicorn's ``asyncio.Queue`` carries
+four deques of about 760 bytes each, for a queue that holds one or two messages), flow control
+is a :class:`Flag` (``asyncio.Event`` carries one more deque), and the handshake's request and
+response (parsed headers, a few KiB) are let go once the handshake is done.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
 from websockets.http11 import Request
@@ -35,6 +42,8 @@ __all__ = [
     "SEND_NOWAIT",
     "CoalescingTransport",
     "CoalescingWebSocketProtocol",
+    "Flag",
+    "Inbox",
     "SendBuiltNowait",
     "SendNowait",
 ]
@@ -96,8 +105,107 @@ class CoalescingTransport:
         return getattr(self.transport, name)
 
 
+class Inbox:
+    """The messages a connection has for its application, in order: what uvicorn's protocol
+    uses of ``asyncio.Queue`` (``put_nowait``, ``empty``, ``get``) for one reader at a time,
+    holding nothing while it is empty but the waiting reader's future."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: list[ASGIReceiveEvent] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: ASGIReceiveEvent) -> None:
+        if self._items is None:
+            self._items = [item]
+        else:
+            self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def arrival(self) -> asyncio.Future[None]:
+        """A future done when a message is put (await it only while :meth:`empty`; a reader
+        cancelled while it waits cancels it, and the next call makes a new one)."""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+        return waiter
+
+    def pop(self) -> ASGIReceiveEvent:
+        """The oldest message (there must be one)."""
+        items = self._items
+        assert items
+        item = items.pop(0)
+        if not items:
+            self._items = None
+        return item
+
+    async def get(self) -> ASGIReceiveEvent:
+        """The next message, waiting for one if need be (a cancelled wait takes none)."""
+        while not self._items:
+            await self.arrival()
+        return self.pop()
+
+
+class _Ready:
+    """An awaitable that is done at once."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Any:
+        return iter(())
+
+
+_READY = _Ready()
+
+
+class Flag:
+    """What uvicorn's protocol uses of ``asyncio.Event`` for flow control (``set``, ``clear``,
+    ``is_set``, ``wait``): set while the socket takes writes; a waiter costs a future only
+    while it is clear."""
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self) -> None:
+        self._set = True
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._set = False
+
+    def wait(self) -> Awaitable[None]:
+        if self._set:
+            return _READY
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        return waiter
+
+
 class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
-    """uvicorn's sans-I/O WebSocket protocol writing through a :class:`CoalescingTransport`."""
+    """uvicorn's sans-I/O WebSocket protocol writing through a :class:`CoalescingTransport`,
+    keeping less per connection (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue: Inbox = Inbox()  # type: ignore[assignment]
+        self.writable: Flag = Flag()  # type: ignore[assignment]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -111,6 +219,24 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             extensions = scope.setdefault("extensions", {})
             extensions[SEND_NOWAIT] = self.send_nowait
             extensions[SEND_BUILT_NOWAIT] = self.send_built_nowait
+
+    async def receive(self) -> ASGIReceiveEvent:
+        """uvicorn's ``receive`` without a second coroutine: the connection's task waits here
+        for as long as the connection is idle."""
+        inbox = self.queue
+        while inbox.empty():
+            await inbox.arrival()
+        message = inbox.pop()
+        if self.read_paused and inbox.empty():
+            self.read_paused = False
+            self.transport.resume_reading()
+        return message
+
+    def start_keepalive(self) -> None:
+        """Called once the handshake's response is written: the request and the response
+        (their parsed headers) are not read again."""
+        super().start_keepalive()
+        self.request = self.response = None  # type: ignore[assignment]
 
     def _can_send_now(self) -> bool:
         return not (

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.coalesce import CoalescingTransport
+from server.coalesce import CoalescingTransport, Flag, Inbox
 
 
 class Peer(asyncio.Protocol):
@@ -92,3 +92,46 @@ async def test_abort_drops_what_was_queued(
     await asyncio.sleep(0)
     assert writes == []
     assert peer.data == b""
+
+
+# -- what the protocol keeps per connection ---------------------------------------------------
+
+
+async def test_the_inbox_hands_messages_over_in_order_and_waits_when_empty() -> None:
+    inbox = Inbox()
+    assert inbox.empty()
+    inbox.put_nowait({"type": "websocket.connect"})
+    inbox.put_nowait({"type": "websocket.receive", "text": "a"})
+    assert await inbox.get() == {"type": "websocket.connect"}
+    assert await inbox.get() == {"type": "websocket.receive", "text": "a"}
+    assert inbox.empty()
+    reader = asyncio.create_task(inbox.get())
+    await asyncio.sleep(0)
+    assert not reader.done()
+    inbox.put_nowait({"type": "websocket.disconnect", "code": 1000})
+    assert await asyncio.wait_for(reader, 5) == {"type": "websocket.disconnect", "code": 1000}
+
+
+async def test_a_reader_cancelled_while_it_waits_takes_no_message() -> None:
+    inbox = Inbox()
+    reader = asyncio.create_task(inbox.get())
+    await asyncio.sleep(0)
+    reader.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reader
+    inbox.put_nowait({"type": "websocket.receive", "bytes": b"kept"})
+    assert await asyncio.wait_for(inbox.get(), 5) == {"type": "websocket.receive", "bytes": b"kept"}
+
+
+async def test_the_flag_lets_writers_through_while_set_and_holds_them_while_clear() -> None:
+    flag = Flag()
+    assert flag.is_set()
+    await asyncio.wait_for(flag.wait(), 1)  # set: no wait
+    flag.clear()
+    waiting = [asyncio.ensure_future(flag.wait()) for _ in range(2)]
+    await asyncio.sleep(0)
+    assert not any(w.done() for w in waiting)
+    waiting[0].cancel()  # one writer gives up: the other still gets through
+    flag.set()
+    await asyncio.wait_for(waiting[1], 5)
+    assert waiting[0].cancelled()
