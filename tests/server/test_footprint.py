@@ -1,0 +1,89 @@
+"""What the server's own protocol classes keep per WebSocket connection: the HTTP protocol that
+upgraded it is freed at once (not by the collector, long after), and the handshake's request and
+response are let go once it is done; the connection works as before (real sockets, in-process)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import uvicorn
+import websockets
+from uvicorn.server import ServerState
+
+from server.coalesce import CoalescingWebSocketProtocol
+from server.guard import GuardedH11Protocol, GuardedProtocol
+
+
+async def echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """A raw ASGI WebSocket app: accept, then send every frame back."""
+    assert scope["type"] == "websocket"
+    assert (await receive())["type"] == "websocket.connect"
+    await send({"type": "websocket.accept"})
+    while True:
+        message = await receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        await send({"type": "websocket.send", "bytes": message.get("bytes")})
+
+
+class Served:
+    def __init__(self, state: ServerState, port: int) -> None:
+        self.state = state
+        self.port = port
+        self.http: list[weakref.ref[asyncio.Protocol]] = []
+
+
+@pytest.fixture(params=[GuardedProtocol, GuardedH11Protocol], ids=lambda c: c.__name__)
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
+    config = uvicorn.Config(
+        echo,
+        ws="server.coalesce:CoalescingWebSocketProtocol",
+        ws_ping_interval=20,
+        ws_ping_timeout=20,
+        lifespan="off",
+        log_level="warning",
+    )
+    config.load()
+    http_class = request.param
+    state = ServerState()
+    loop = asyncio.get_running_loop()
+    holder: list[Served] = []
+
+    def make() -> asyncio.Protocol:
+        protocol: asyncio.Protocol = http_class(config=config, server_state=state, app_state={})
+        holder[0].http.append(weakref.ref(protocol))
+        return protocol
+
+    server = await loop.create_server(make, "127.0.0.1", 0)
+    holder.append(Served(state, server.sockets[0].getsockname()[1]))
+    # Freed means freed by reference counting, not by a collection that happened to run.
+    gc.disable()
+    try:
+        yield holder[0]
+    finally:
+        gc.enable()
+        for connection in list(state.connections):
+            connection.shutdown()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_an_upgraded_connection_keeps_no_http_protocol_and_no_handshake(
+    served: Served,
+) -> None:
+    async with websockets.connect(f"ws://127.0.0.1:{served.port}/") as ws:
+        await ws.send(b"one")
+        assert await asyncio.wait_for(ws.recv(), 5) == b"one"
+        assert len(served.http) == 1
+        assert served.http[0]() is None  # the HTTP protocol is gone while the socket is open
+        (protocol,) = served.state.connections
+        assert isinstance(protocol, CoalescingWebSocketProtocol)
+        assert protocol.request is None
+        assert protocol.response is None
+        await ws.send(b"two")
+        assert await asyncio.wait_for(ws.recv(), 5) == b"two"
