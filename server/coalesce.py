@@ -236,6 +236,11 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         """Called once the handshake's response is written: the request and the response
         (their parsed headers) are not read again."""
         super().start_keepalive()
+        request: Request | None = self.request
+        if request is not None:
+            # websockets' parser keeps the request it parsed in a local variable of a generator
+            # frame that lives as long as the connection: emptied, its headers go now.
+            request.headers.clear()
         self.request = self.response = None  # type: ignore[assignment]
 
     def _can_send_now(self) -> bool:

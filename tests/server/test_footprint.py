@@ -85,5 +85,8 @@ async def test_an_upgraded_connection_keeps_no_http_protocol_and_no_handshake(
         assert isinstance(protocol, CoalescingWebSocketProtocol)
         assert protocol.request is None
         assert protocol.response is None
+        # websockets' parser generator still holds the request it parsed: without its headers
+        parsed = protocol.conn.parser.gi_frame.f_locals.get("request")
+        assert parsed is None or len(parsed.headers) == 0
         await ws.send(b"two")
         assert await asyncio.wait_for(ws.recv(), 5) == b"two"
