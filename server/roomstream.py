@@ -96,7 +96,7 @@ class RoomStream:
                     self.owner.redis_error(exc)
                     self.refill |= to_end
                     await asyncio.sleep(delay)
-                    delay = min(delay * 2, 2.0)
+                    delay = min(delay * 2, 0.25)  # a wait after Redis is back: clients see it
                     continue
                 for seq, data in batch:
                     if seq > self.last_seq:
