@@ -244,13 +244,13 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         self.request = self.response = None  # type: ignore[assignment]
 
     def _can_send_now(self) -> bool:
-        return not (
-            not self.handshake_complete
-            or self.close_sent
-            or self.disconnected
-            or self.initial_response is not None
-            or not self.writable.is_set()
-            or self.transport.is_closing()
+        return (
+            self.handshake_complete
+            and not self.close_sent
+            and not self.disconnected
+            and self.initial_response is None
+            and self.writable.is_set()
+            and not self.transport.is_closing()
         )
 
     def send_nowait(self, frame: bytes | str) -> bool:
