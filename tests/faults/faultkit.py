@@ -93,11 +93,15 @@ async def until(
 
 class RedisProcess:
     """A ``valkey-server`` (or ``redis-server``) the test owns: its own port and directory,
-    append-only persistence with ``appendfsync always``, and signals on demand."""
+    append-only persistence (``appendfsync always`` unless told otherwise), and signals on
+    demand."""
 
-    def __init__(self, directory: Path, *, appendonly: bool = True) -> None:
+    def __init__(
+        self, directory: Path, *, appendonly: bool = True, appendfsync: str = "always"
+    ) -> None:
         self.directory = directory
         self.appendonly = appendonly
+        self.appendfsync = appendfsync
         self.binary = find_server_binary()
         self.port = _free_port()
         self.process: subprocess.Popen[bytes] | None = None
@@ -122,7 +126,7 @@ class RedisProcess:
                 "--dir", str(self.directory),
                 "--save", "",
                 "--appendonly", "yes" if self.appendonly else "no",
-                "--appendfsync", "always",
+                "--appendfsync", self.appendfsync,
                 "--daemonize", "no",
                 "--loglevel", "warning",
             ],
@@ -198,9 +202,21 @@ class Stats:
 
     errors: Counter[str] = field(default_factory=Counter)
     latencies: list[float] = field(default_factory=list)
-    recoveries: list[float] = field(default_factory=list)
+    #: (disrupted at, recovered at) of every disruption, monotonic
+    disruptions: list[tuple[float, float]] = field(default_factory=list)
     cleared_at: float | None = None  # when the fault ended (monotonic)
     disrupted_clients: int = 0
+
+    @property
+    def recoveries(self) -> list[float]:
+        """How long each disrupted client took to recover, from the later of its disruption
+        and the fault's end; 0 for one that recovered before the test noted the fault's end
+        (the server can be back before the coroutine that restarted Redis runs again)."""
+        cleared = self.cleared_at
+        return [
+            max(0.0, recovered - (disrupted if cleared is None else max(disrupted, cleared)))
+            for disrupted, recovered in self.disruptions
+        ]
 
 
 class FaultClient(Client):
@@ -251,11 +267,7 @@ class FaultClient(Client):
     def _recovered(self) -> None:
         if self.disrupted_at is None:
             return
-        now = time.monotonic()
-        cleared = self.stats.cleared_at
-        base = self.disrupted_at if cleared is None else max(self.disrupted_at, cleared)
-        if cleared is not None or now >= base:
-            self.stats.recoveries.append(max(0.0, now - base))
+        self.stats.disruptions.append((self.disrupted_at, time.monotonic()))
         self.disrupted_at = None
 
     async def _send(self, ws: ClientConnection, command: Command) -> None:
@@ -355,22 +367,27 @@ async def close_all(tables: Sequence[Table]) -> None:
 # ---------------------------------------------------------------------------- the checker
 
 
-async def read_log(http_base: str, room: str, page: int = 97) -> list[dict[str, Any]]:
-    """The whole log of ``room``, page by page (an odd page size, to cross page borders)."""
+async def read_log(
+    http_base: str, room: str, page: int = 97, http: httpx.AsyncClient | None = None
+) -> list[dict[str, Any]]:
+    """The whole log of ``room``, page by page (an odd page size, to cross page borders);
+    ``http``: a client to reuse (a new one loads the CA store, tens of milliseconds)."""
+    if http is None:
+        async with httpx.AsyncClient(timeout=10) as own:
+            return await read_log(http_base, room, page, own)
     events: list[dict[str, Any]] = []
     after = 0
-    async with httpx.AsyncClient(timeout=10) as http:
-        while True:
-            reply = await http.get(
-                f"{http_base}/rooms/{room}/events", params={"after": after, "limit": page}
-            )
-            assert reply.status_code == 200, reply.text
-            body = reply.json()
-            events += body["events"]
-            if body["next_after"] is None:
-                return events
-            assert body["next_after"] > after
-            after = body["next_after"]
+    while True:
+        reply = await http.get(
+            f"{http_base}/rooms/{room}/events", params={"after": after, "limit": page}
+        )
+        assert reply.status_code == 200, reply.text
+        body = reply.json()
+        events += body["events"]
+        if body["next_after"] is None:
+            return events
+        assert body["next_after"] > after
+        after = body["next_after"]
 
 
 def as_event(entry: dict[str, Any]) -> Event:
@@ -461,12 +478,13 @@ def check_room(table: Table, log: Sequence[Event], raw: Sequence[dict[str, Any]]
 
 async def check_tables(http_base: str, tables: Sequence[Table]) -> list[str]:
     problems: list[str] = []
-    for table in tables:
-        if not table.done:
-            problems.append(f"table {table.room or '?'} did not finish")
-            continue
-        raw = await read_log(http_base, table.room)
-        problems += check_room(table, [as_event(e) for e in raw], raw)
+    async with httpx.AsyncClient(timeout=10) as http:
+        for table in tables:
+            if not table.done:
+                problems.append(f"table {table.room or '?'} did not finish")
+                continue
+            raw = await read_log(http_base, table.room, http=http)
+            problems += check_room(table, [as_event(e) for e in raw], raw)
     return problems
 
 

@@ -1,6 +1,7 @@
 """The live server under fuzzed frames while honest games run.
 
-One server process; first honest bot games alone (the baseline), then the same games again while
+One server process on a Redis with the deployed persistence (``appendfsync everysec``); first
+honest bot games alone (the baseline), then the same games again while
 ``fuzzer.py`` (its own process) sends random, mutated-valid, oversize, deeply nested, wrong-type,
 container-bomb and wrong-frame-type frames on many connections. Asserted (robust on a shared
 2-core machine): every honest game finishes and passes the checker, the server neither dies nor
@@ -19,12 +20,14 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
+import pytest
 from faultkit import (
     SCALE,
+    RedisProcess,
     StartServers,
     Stats,
     check_tables,
@@ -78,6 +81,17 @@ def rounds(count: int) -> Callable[[], bool]:
         return left[0] > 0
 
     return more
+
+
+@pytest.fixture
+def fault_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """The deployed persistence (``docker-compose.yml``: ``appendfsync everysec``) rather than
+    the fault suite's ``always``: with an fsync in every command's round trip the p99 measures
+    the disk's latency, not what the fuzz costs the server."""
+    server = RedisProcess(tmp_path / "redis", appendfsync="everysec")
+    server.start()
+    yield server
+    server.stop()
 
 
 def cpu(server: ServerProcess) -> float:

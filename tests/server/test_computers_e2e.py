@@ -3,6 +3,7 @@ WebSocket clients, the strategy table of the official rules built once per sessi
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psutil
@@ -277,6 +278,9 @@ async def test_a_missing_table_is_built_in_the_background(
         ]
         assert len(builders) == 1
         assert builders[0].nice() == min(19, psutil.Process().nice() + 10)  # 19: the cap
+        # and only when nothing else wants the CPU (niceness alone is per session under the
+        # kernel's autogroup scheduling)
+        assert os.sched_getscheduler(builders[0].pid) == os.SCHED_IDLE
     finally:
         await person.close()
     server.kill()  # the build does not outlive the server that asked for it
