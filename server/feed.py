@@ -38,6 +38,7 @@ from server import wire
 from server.cancel import raise_if_cancelling
 from server.pubsub import ClusterNodes, Nodes, Shard, ShardPubSub, SingleNode
 from server.roomstream import READ_BATCH, RoomStream
+from server.storage import StorageUnavailableError, is_storage_fault
 from server.store import RedisStore
 
 __all__ = ["ClusterNodes", "Feed", "Nodes", "SingleNode", "Subscription", "raise_if_cancelling"]
@@ -152,8 +153,13 @@ class Feed:
             except TimeoutError as exc:  # a typed, retryable failure, not an internal error
                 raise aioredis.TimeoutError(f"room {room_id}: subscription not confirmed") from exc
             await self._catch_up(sub)
-        except BaseException:
+        except Exception as exc:
             sub.close()  # nobody else holds it to close it later
+            if is_storage_fault(exc) and not isinstance(exc, StorageUnavailableError):
+                raise StorageUnavailableError(f"{type(exc).__name__}: {exc}") from exc
+            raise
+        except BaseException:
+            sub.close()
             raise
         if room.last_seq is None:
             room.last_seq = sub.cursor
@@ -238,7 +244,7 @@ class Feed:
                 delay = 0.05
             except Exception as exc:  # the listener must outlive anything a connection does
                 raise_if_cancelling()
-                if isinstance(exc, _ERRORS):
+                if _is_redis_failure(exc):
                     self.redis_error(exc)
                 else:
                     log.exception("feed listener on %s", shard.node)
@@ -264,8 +270,10 @@ class Feed:
                 try:
                     await self.nodes.refresh()
                     await self._move_rooms()
-                except _ERRORS as exc:
+                except Exception as exc:
                     raise_if_cancelling()
+                    if not _is_redis_failure(exc):
+                        raise
                     self.redis_error(exc)
                     self._orphans.update(self._rooms)  # not sure of anything: check them all
                 if not self._orphans & set(self._rooms):
@@ -281,7 +289,9 @@ class Feed:
                 continue  # not subscribed yet: its subscriber handles it
             try:
                 node = await self.nodes.node_of(room.channel)
-            except _ERRORS:
+            except Exception as exc:
+                if not _is_redis_failure(exc):
+                    raise
                 self._orphans.add(room.room_id)  # not served right now
                 continue
             if node == room.shard.node and room.room_id not in self._orphans:
@@ -293,8 +303,10 @@ class Feed:
                 log.info("room %s: channel moved from %s to %s", room.room_id, old.node, node)
             try:
                 await self._ssubscribe(room)
-            except _ERRORS as exc:
+            except Exception as exc:
                 raise_if_cancelling()
+                if not _is_redis_failure(exc):
+                    raise
                 self.redis_error(exc)
                 self._orphans.add(room.room_id)
                 continue
@@ -360,6 +372,11 @@ class Feed:
         log.warning("redis error in feed: %s", exc)
         if self.on_redis_error is not None:
             self.on_redis_error(exc)
+
+
+def _is_redis_failure(exc: BaseException) -> bool:
+    """A failure of Redis or of the connection to it (retried), not a bug of the feed."""
+    return isinstance(exc, _ERRORS) or is_storage_fault(exc)
 
 
 def _ignore_result(task: asyncio.Task[None]) -> None:

@@ -15,7 +15,8 @@ What the pool client promised stays: a call that gets no reply within the socket
 with ``TimeoutError`` (then the connection is dropped, and every call on it fails the same
 way), a broken connection fails its calls with ``ConnectionError``, and a call that failed so
 is tried once more on a new connection (the script's compare-and-set and result cache make a
-repeat harmless). ``NOSCRIPT`` (a restarted or flushed Redis) loads the script and calls again.
+repeat harmless). ``NOSCRIPT`` (a restarted or flushed Redis) loads the script, once for all
+the calls that got it, and calls again.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class ScriptPipe:
         #: commands queued for the write at the end of this turn of the loop, and its handle
         self._unsent: list[bytes] = []
         self._flush_handle: asyncio.Handle | None = None
+        #: the one ``SCRIPT LOAD`` under way, shared by every call that got ``NOSCRIPT``
+        self._loading: asyncio.Future[Any] | None = None
 
     async def __call__(self, keys: list[str], args: list[Any]) -> Any:
         command = pack(("EVALSHA", self.script.sha, len(keys), *keys, *args))
@@ -75,12 +78,30 @@ class ScriptPipe:
             except rex.NoScriptError:
                 if attempt == 2:
                     raise
-                await self.client.script_load(self.script.script)
+                await self._load_script()
             except (rex.ConnectionError, rex.TimeoutError):
                 if attempt > 0:
                     raise
                 await asyncio.sleep(_RETRY_PAUSE)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _load_script(self) -> None:
+        """``SCRIPT LOAD`` once for every call that found the script missing: after a start
+        or a Redis restart every waiting call gets ``NOSCRIPT`` at once, and a load each would
+        take as many pool connections (``MaxConnectionsError`` once the pool is exhausted)."""
+        loading = self._loading
+        if loading is None:
+            loading = self._loading = asyncio.ensure_future(
+                self.client.script_load(self.script.script)
+            )
+            loading.add_done_callback(self._loaded)
+        # shielded: a caller that is cancelled does not cancel the others' load
+        await asyncio.shield(loading)
+
+    def _loaded(self, loading: asyncio.Future[Any]) -> None:
+        self._loading = None
+        if not loading.cancelled():
+            loading.exception()  # retrieved: the callers that still wait get it themselves
 
     async def _call(self, command: bytes) -> Any:
         conn = self._conn

@@ -3,10 +3,14 @@ from storage. :mod:`server.store` implements it on Redis (see its docstring for 
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import redis.exceptions
 
@@ -16,9 +20,12 @@ __all__ = [
     "Conflict",
     "Duplicate",
     "NotReplicatedError",
+    "StorageUnavailableError",
     "Store",
     "StoredRoom",
     "Transition",
+    "fault_boundary",
+    "is_storage_fault",
     "lease_member",
     "new_version",
     "parse_cached",
@@ -44,6 +51,98 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     redis.exceptions.SlotNotCoveredError,
     NotReplicatedError,
 )
+
+
+class StorageUnavailableError(redis.exceptions.ConnectionError):
+    """The storage failed while a command was under way: a fault of the storage or the network,
+    never a bug. The one retryable storage error the rest of the server sees (``unavailable``):
+    whether the command took effect is unknown, and a retry of the same command id finds out
+    (RELIABILITY.md, "unknown, not undone"). A subclass of redis-py's ``ConnectionError`` so
+    that code written against redis-py's errors still treats it as transient."""
+
+
+#: First words of Redis error replies that mean "not now" rather than "never": a node loading
+#: its data, a demoted master, a cluster in failover or resharding, a busy script.
+_TRANSIENT_REPLIES = frozenset(
+    [
+        "LOADING",
+        "READONLY",
+        "MASTERDOWN",
+        "CLUSTERDOWN",
+        "TRYAGAIN",
+        "NOREPLICAS",
+        "BUSY",
+        "MOVED",
+        "ASK",
+    ]
+)
+#: Where an exception that is not one of redis-py's own comes from when the connection broke
+#: under a command: redis-py's connection code and the event loop's transports. redis-py wraps
+#: only ``OSError`` and timeouts; a command that takes a connection another task just closed
+#: gets uvloop's ``RuntimeError("the handler is closed")`` or ``AttributeError`` on a writer
+#: that is gone.
+_TRANSPORT_DIRS = tuple(
+    str(Path(module.__file__).parent) for module in (redis.exceptions, asyncio) if module.__file__
+)
+
+
+def is_storage_fault(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a storage call, is a fault of the storage or the network (to
+    answer ``unavailable``) rather than a bug (``internal_error``)."""
+    if isinstance(exc, (*TRANSIENT_ERRORS, OSError, TimeoutError)):
+        return True
+    if isinstance(exc, redis.exceptions.ClusterError | redis.exceptions.RedisClusterException):
+        return True  # "TTL exhausted" (a MOVED/ASK storm), "cannot connect to the cluster"
+    if isinstance(exc, redis.exceptions.ResponseError):
+        return str(exc).split(" ", 1)[0] in _TRANSIENT_REPLIES
+    if isinstance(exc, redis.exceptions.InvalidResponse):
+        return True  # a reply cut off by a connection that closed under it
+    if isinstance(exc, RuntimeError | AttributeError | TypeError):
+        return _raised_in_transport(exc)
+    return False
+
+
+def _raised_in_transport(exc: BaseException) -> bool:
+    """Whether the innermost Python frame of ``exc``'s traceback is redis-py's or asyncio's."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename
+    return "uvloop" in filename or filename.startswith(_TRANSPORT_DIRS)
+
+
+_T = TypeVar("_T")
+
+
+def _guarded(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+    @functools.wraps(method)
+    async def guarded(*args: Any, **kwargs: Any) -> _T:
+        try:
+            return await method(*args, **kwargs)
+        except StorageUnavailableError:
+            raise
+        except Exception as exc:
+            if is_storage_fault(exc):
+                raise StorageUnavailableError(f"{type(exc).__name__}: {exc}") from exc
+            raise
+
+    return guarded
+
+
+_C = TypeVar("_C", bound=type)
+
+
+def fault_boundary(cls: _C) -> _C:
+    """Class decorator for a :class:`Store` implementation: every public coroutine method
+    raises :class:`StorageUnavailableError` for every storage fault (:func:`is_storage_fault`),
+    whatever redis-py, the network or the event loop raised; anything else (a bug) passes
+    through unchanged. The one place storage failures are classified."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.iscoroutinefunction(member):
+            setattr(cls, name, _guarded(member))
+    return cls
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ from server.storage import (
     Store,
     StoredRoom,
     Transition,
+    fault_boundary,
     lease_member,
     parse_cached,
     parse_lease,
@@ -153,6 +154,7 @@ class RoomKeys:
         return [self.room, self.log, self.seats, self.results, self.resorder]
 
 
+@fault_boundary
 class RedisStore:
     """:class:`Store` on Redis or Redis Cluster (redis-py's asyncio clients).
 

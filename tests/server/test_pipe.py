@@ -97,3 +97,28 @@ async def test_calls_of_one_turn_of_the_loop_go_out_in_one_write(
     assert replies == [[redis_prefix.encode(), str(i).encode()] for i in range(50)]
     assert len(writes) == 1
     assert writes[0].count(b"EVALSHA") == 50
+
+
+class _CountingLoads:
+    """``redis_client`` as the pipe sees it, counting its ``SCRIPT LOAD`` calls."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self.client = client
+        self.connection_pool = client.connection_pool
+        self.loads = 0
+
+    async def script_load(self, script: str) -> str:
+        self.loads += 1
+        result: str = await self.client.script_load(script)
+        return result
+
+
+async def test_a_herd_of_calls_without_the_script_loads_it_once(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    counting = _CountingLoads(redis_client)
+    pipe = ScriptPipe(counting, redis_client.register_script(ECHO + " -- herd"))
+    await redis_client.script_flush()
+    replies = await asyncio.gather(*(pipe([redis_prefix], [i]) for i in range(200)))
+    assert replies == [[redis_prefix.encode(), str(i).encode()] for i in range(200)]
+    assert counting.loads == 1
