@@ -7,6 +7,7 @@
     python3 .ci/dev.py cluster [--servers N]           # local Redis Cluster + N servers
     python3 .ci/dev.py yahtzee <subcommand> ...        # any other `yahtzee` command
     python3 .ci/dev.py pythons                         # the supported Pythons this machine has
+    python3 .ci/dev.py flaky N [pytest options]        # the suite N times under CPU contention
 
 It creates `.venv/` beside the repository (override with YAHTZEE_VENV), installs the pinned,
 hash-checked dependencies from `requirements.lock` and the project itself (editable), and then
@@ -187,6 +188,46 @@ def check() -> int:
     return 1 if failed else 0
 
 
+def flaky(runs: int, pytest_args: list[str]) -> int:
+    """Run the suite ``runs`` times while one busy loop per core competes for the CPU (a busy
+    CI machine), and report every test that failed in any run; non-zero if one did."""
+    import time
+    import xml.etree.ElementTree as ElementTree
+
+    busy = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+    failures: dict[str, list[int]] = {}
+    try:
+        for run in range(1, runs + 1):
+            report = VENV / f"flaky-{run}.xml"
+            begun = time.monotonic()
+            code = subprocess.call(
+                [str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 f"--junitxml={report}", *pytest_args],
+                cwd=ROOT,
+            )  # fmt: skip
+            failed = []
+            if report.exists():
+                for case in ElementTree.parse(report).iter("testcase"):
+                    if case.find("failure") is not None or case.find("error") is not None:
+                        failed.append(f"{case.get('classname')}::{case.get('name')}")
+            if code != 0 and not failed:
+                failed.append(f"pytest exit code {code}")
+            for name in failed:
+                failures.setdefault(name, []).append(run)
+            took = time.monotonic() - begun
+            _say(f"flaky: run {run}/{runs}: {'green' if not failed else 'FAILED'} in {took:.0f} s")
+    finally:
+        for process in busy:
+            process.kill()
+    _say(f"flaky: {runs - len({r for rs in failures.values() for r in rs})}/{runs} runs green")
+    for name, failed_runs in sorted(failures.items()):
+        _say(f"flaky: {name} failed in run(s) {', '.join(map(str, failed_runs))}")
+    return 1 if failures else 0
+
+
 def main(argv: list[str]) -> None:
     if not argv or argv[0] in {"-h", "--help"}:
         print(__doc__)
@@ -197,7 +238,7 @@ def main(argv: list[str]) -> None:
             print(_dotted(version), path or "-")
         return
     ensure_environment()
-    if command in {"setup", "test"}:
+    if command in {"setup", "test", "flaky"}:
         ensure_npm_packages()
     if command == "serve":
         _exec(BIN / "yahtzee", "serve", *rest)
@@ -209,10 +250,14 @@ def main(argv: list[str]) -> None:
         _exec(PYTHON, "-m", "server.cluster_demo", *rest)
     elif command == "yahtzee":
         _exec(BIN / "yahtzee", *rest)
+    elif command == "flaky":
+        if not rest or not rest[0].isdigit():
+            sys.exit("usage: .ci/dev.py flaky N [pytest options]")
+        sys.exit(flaky(int(rest[0]), rest[1:]))
     elif command == "setup":
         return
     else:
-        known = "serve, test, check, cluster, yahtzee, setup, pythons"
+        known = "serve, test, check, cluster, yahtzee, setup, pythons, flaky"
         sys.exit(f"unknown command {command!r}; try: {known}")
 
 
