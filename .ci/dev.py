@@ -247,7 +247,7 @@ def main(argv: list[str]) -> None:
     elif command == "check":
         sys.exit(check())
     elif command == "cluster":
-        _exec(PYTHON, "-m", "server.cluster_demo", *rest)
+        _exec(PYTHON, "-m", "server.ops.cluster_demo", *rest)
     elif command == "yahtzee":
         _exec(BIN / "yahtzee", *rest)
     elif command == "flaky":

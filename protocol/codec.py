@@ -25,7 +25,8 @@ From step 5 on, ``DecodeError.command_id`` holds the frame's `id` when it is a v
 """
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from itertools import chain
 from typing import Any, Final, Literal, TypeAlias, cast, overload
 
 import msgspec
@@ -245,25 +246,28 @@ def _recover_id(obj: dict[Any, Any]) -> str | None:
 
 
 def _check_structure(obj: dict[Any, Any], command_id: str | None) -> None:
-    # Walks the whole value (a frame is small): non-string keys anywhere are `malformed`
-    # (a syntax problem, reported first), then nesting deeper than the limit is `too_deep`.
-    deepest = 1
-    stack: list[tuple[object, int]] = [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if isinstance(value, dict):
-            for key in value:
-                if not isinstance(key, str):
-                    raise DecodeError(
-                        ErrorCode.MALFORMED, f"map keys must be strings, not {_kind(key)}"
-                    )
-            children: Iterable[object] = value.values()
-        else:
-            assert isinstance(value, list)
-            children = value
-        stack.extend((item, depth + 1) for item in children if isinstance(item, dict | list))
-    if deepest > MAX_NESTING_DEPTH:
+    # Walks the whole value, one nesting level at a time: non-string keys anywhere are
+    # `malformed` (a syntax problem, reported first), then nesting deeper than the limit is
+    # `too_deep`. Its cost must be bounded by the frame's bytes whatever the frame's shape (a
+    # 16 KiB frame can hold 16,000 empty arrays): each level's containers are flattened and
+    # filtered by comprehensions and `chain` (C loops), no Python call or tuple per node.
+    level: list[Any] = [obj]
+    depth = 1
+    while True:
+        maps = [value for value in level if type(value) is dict]
+        for value in maps:
+            if not all(type(key) is str for key in value):
+                key = next(key for key in value if type(key) is not str)
+                raise DecodeError(
+                    ErrorCode.MALFORMED, f"map keys must be strings, not {_kind(key)}"
+                )
+        items = list(chain.from_iterable(value for value in level if type(value) is list))
+        items += chain.from_iterable(value.values() for value in maps)
+        level = [item for item in items if type(item) is list or type(item) is dict]
+        if not level:
+            break
+        depth += 1
+    if depth > MAX_NESTING_DEPTH:
         raise DecodeError(
             ErrorCode.TOO_DEEP, f"nested deeper than {MAX_NESTING_DEPTH} levels", command_id
         )

@@ -1,7 +1,8 @@
 """The Starlette application: ``create_app(settings)``, its lifespan and its routes.
 
 The lifespan opens Redis (or starts a private embedded server when ``REDIS_URL`` is unset),
-builds the :class:`~server.runtime.Runtime` (store, service, upkeep, feed, metrics), starts the
+builds the :class:`~server.transport.runtime.Runtime` (store, service, upkeep, feed, metrics),
+starts the
 background loops, and keeps the runtime as ``app.state.runtime``.
 
 On SIGTERM (when ``handle_signals`` is on, as under ``yahtzee serve``) the process stops reading
@@ -38,22 +39,22 @@ from protocol.transport import (
     CloseCode,
     select_subprotocol,
 )
-from server import background, http
-from server.cluster_client import cluster_client
-from server.computers import Advisor
-from server.embedded_redis import EmbeddedRedis, start_embedded
-from server.feed import ClusterNodes, Feed, SingleNode
-from server.guard import ON_SHUTDOWN
-from server.lobby import Lobby
-from server.metrics import Metrics
-from server.runtime import Runtime
-from server.seats import Seats
-from server.service import GameService
-from server.session import Session
+from server.fanout.feed import ClusterNodes, Feed, SingleNode
+from server.ops.embedded_redis import EmbeddedRedis, start_embedded
+from server.ops.metrics import Metrics
+from server.service.rooms import GameService
+from server.service.seats import Seats
+from server.service.upkeep import Upkeep
 from server.settings import Settings
 from server.solver import SolverRules
-from server.store import RedisStore
-from server.upkeep import Upkeep
+from server.storage.cluster_client import cluster_client
+from server.storage.redis_store import RedisStore
+from server.strategy.computers import Advisor
+from server.transport import background, http
+from server.transport.guard import ON_SHUTDOWN
+from server.transport.lobby import Lobby
+from server.transport.runtime import Runtime
+from server.transport.session import Session
 
 __all__ = ["App", "create_app", "create_app_from_env", "redis_client"]
 
@@ -68,7 +69,8 @@ def redis_client(url: str, settings: Settings) -> Any:
     the slots are discovered from it): the same timeouts, at most ``redis_max_connections``
     connections per node (beyond that a call fails at once with ``unavailable``: the cluster
     client has no blocking pool), and a call that meets a failed node is retried after the slot
-    map is refreshed, so a promoted replica is found (:mod:`server.cluster_client`: a refresh
+    map is refreshed, so a promoted replica is found (:mod:`server.storage.cluster_client`: a
+    refresh
     no longer fails on the dead node)."""
     if settings.redis_cluster:
         return cluster_client(
@@ -334,7 +336,8 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             # out of the collector's sight, a full collection walks only what serving made.
             gc.collect()
             gc.freeze()
-            # uvicorn calls this when its shutdown begins (server.guard): the lobby streams end
+            # uvicorn calls this when its shutdown begins (server.transport.guard): the lobby
+            # streams end
             # then, so uvicorn does not wait for them.
             yield {ON_SHUTDOWN: lobby.close}
         finally:

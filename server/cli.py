@@ -25,7 +25,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from server.app import create_app
-    from server.embedded_redis import EmbeddedRedis, start_embedded
+    from server.ops.embedded_redis import EmbeddedRedis, start_embedded
     from server.settings import Settings
 
     log_level = str(args.log_level)
@@ -48,7 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
         "host": host,
         "port": port,
         "log_level": log_level,
-        "ws": "server.coalesce:CoalescingWebSocketProtocol",
+        "ws": "server.transport.coalesce:CoalescingWebSocketProtocol",
         "ws_ping_interval": settings.heartbeat_seconds,
         "ws_ping_timeout": settings.heartbeat_seconds,
         "ws_max_size": 1_048_576,
@@ -56,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
         "timeout_keep_alive": 5,
         "limit_concurrency": settings.max_connections,
         "h11_max_incomplete_event_size": 16_384,
-        "http": "server.guard:GuardedProtocol",
+        "http": "server.transport.guard:GuardedProtocol",
     }
     try:
         if args.workers > 1:

@@ -1,7 +1,7 @@
 """Shared fixtures: a real Redis-compatible server for the whole session.
 
 ``redis_server_url`` is ``REDIS_URL`` when that is set, otherwise the URL of a private embedded
-server (``server.embedded_redis``) started once per session and stopped at the end.
+server (``server.ops.embedded_redis``) started once per session and stopped at the end.
 
 Isolation between tests is by key prefix, not by database: every test gets its own
 ``redis_prefix`` (``t<random>:``), which the server honours through the ``REDIS_PREFIX`` setting
@@ -11,7 +11,7 @@ flushed); the test's keys are deleted when it ends.
 
 Tests that must also hold on Redis Cluster take the ``redis_backend`` parameter (see
 ``procs.BOTH_BACKENDS``): with ``"cluster"``, ``redis_url`` is a node of a private embedded
-cluster (``server.embedded_cluster``: 3 masters with one replica each), started once per
+cluster (``server.ops.embedded_cluster``: 3 masters with one replica each), started once per
 session when first needed, and server processes get ``REDIS_CLUSTER=1``.
 """
 
@@ -27,8 +27,8 @@ import pytest
 import redis
 from procs import async_client
 
-from server.embedded_cluster import EmbeddedCluster
-from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
+from server.ops.embedded_cluster import EmbeddedCluster
+from server.ops.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
 from server.solver import SolverRules, Table, table_for
 
 

@@ -2,7 +2,8 @@
 
 :func:`fair_game_log` plays a game the way a protocol v1.1 service does: it draws every face
 from the generator (counting draws in log order), turns the engine's events into the room-log
-entries of ``server.translate`` and adds the v1.1 fields (``dice_commitment`` and ``seed`` on
+entries of ``server.boundary.translate`` and adds the v1.1 fields (``dice_commitment`` and ``seed``
+on
 ``player_joined``, ``dice_commitment`` and ``seeds`` on ``game_started``, ``server_seed`` on
 ``game_over``). The result is the list of JSON event objects ``GET /rooms/{id}/events`` returns,
 so the verifier tests and the ``yahtzee verify`` tests can tamper with real-looking logs.
@@ -19,7 +20,7 @@ from typing import Any
 from protocol import fairdice
 from protocol.codec import to_dict
 from server import game
-from server.translate import wire_events
+from server.boundary.translate import wire_events
 
 Event = dict[str, Any]
 

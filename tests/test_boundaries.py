@@ -98,3 +98,69 @@ def test_no_server_module_imports_a_client() -> None:
     offenders = [str(p.relative_to(ROOT)) for p in python_files("server")
                  if "clients" in imported_modules(p)]  # fmt: skip
     assert offenders == []
+
+
+#: The server's role folders, top to bottom: a module may import its own folder and the folders
+#: below it, never one above. ``app`` and ``cli`` (the composition root) sit above them all;
+#: the pure cores (``game``, ``solver``), ``ops`` and ``settings`` below them all.
+SERVER_LAYERS = ("transport", "service", "fanout", "storage", "boundary", "strategy", "domain")
+SERVER_FOUNDATIONS = frozenset({"game", "solver", "ops", "settings"})
+COMPOSITION_ROOT = frozenset({"app", "cli"})
+
+
+def server_imports(path: Path) -> set[str]:
+    """The ``server`` parts (the name after ``server.``) that ``path`` imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parts: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] if node.module != "server" else [
+                f"server.{alias.name}" for alias in node.names
+            ]  # fmt: skip
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        parts.update(name.split(".")[1] for name in names if name.startswith("server."))
+    return parts
+
+
+def _part_of(path: Path) -> str:
+    relative = path.relative_to(ROOT / "server")
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def test_every_server_module_lives_in_a_role_folder_or_the_root() -> None:
+    known = set(SERVER_LAYERS) | SERVER_FOUNDATIONS | COMPOSITION_ROOT | {"__init__"}
+    strays = sorted({_part_of(p) for p in python_files("server")} - known)
+    assert strays == []
+
+
+def test_server_imports_point_down_the_layers() -> None:
+    """The layer order is a test, not a sentence of the README."""
+    offenders: list[str] = []
+    for path in python_files("server"):
+        part = _part_of(path)
+        if part in COMPOSITION_ROOT or part in {"game", "solver", "__init__"}:
+            continue  # the root composes everything; the cores have their own tests above
+        if part in SERVER_LAYERS:
+            below = set(SERVER_LAYERS[SERVER_LAYERS.index(part) :]) | SERVER_FOUNDATIONS
+        elif part == "ops":
+            below = {"ops", "settings"}
+        else:  # settings
+            below = set()
+        offenders += [f"{path.relative_to(ROOT)} -> server.{name}"
+                      for name in sorted(server_imports(path) - below)]  # fmt: skip
+    assert offenders == []
+
+
+def test_only_the_composition_root_builds_the_concrete_store_feed_and_service() -> None:
+    concrete = {"RedisStore", "Feed", "GameService", "Seats", "Upkeep", "Runtime"}
+    builders: list[str] = []
+    for path in python_files("server"):
+        if _part_of(path) in COMPOSITION_ROOT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in concrete:
+                builders.append(f"{path.relative_to(ROOT)}: {node.func.id}(...)")  # type: ignore[attr-defined]
+    assert builders == []

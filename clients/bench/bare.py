@@ -12,7 +12,8 @@ httptools when installed) with the same options (:func:`uvicorn_options`), and i
 above it (no routing, no request objects). So the game / bare ratio measures what the game adds
 (rules, Redis, protocol, fan-out bookkeeping) and not a difference between WebSocket stacks.
 Differences left on purpose: the game server gives uvicorn its own subclasses of uvicorn's HTTP
-and WebSocket protocol classes (``server.guard``, ``server.coalesce``, which clients never
+and WebSocket protocol classes (``server.transport.guard``, ``server.transport.coalesce``, which
+clients never
 import). The HTTP one guards against slow handshakes and acts only before the upgrade; the
 WebSocket one coalesces a turn's writes into one, offers a synchronous send, and keeps less per
 connection than uvicorn's own (``--idle-connections``: about 12 KiB against this server's 21 KiB;

@@ -3,7 +3,7 @@
 ``yahtzee serve`` is started as ``python -m server.cli serve`` (a subprocess: the bench never
 imports the server); without ``REDIS_URL`` it starts its own embedded Valkey as a child, so the
 tree of the serve process holds the workers and their Redis. On a Redis Cluster
-(``--redis-cluster``) it is ``python -m server.cluster_demo`` (what ``.ci/dev.py cluster``
+(``--redis-cluster``) it is ``python -m server.ops.cluster_demo`` (what ``.ci/dev.py cluster``
 runs): an embedded cluster of 3 masters with a replica each and N server processes on
 consecutive ports, all children of that one process, so their CPU is counted the same way.
 Each bare server process is ``python -m clients.bench.bare`` on a port of its own.
@@ -197,7 +197,7 @@ def _start_processes(
     servers: int, env: dict[str, str], directory: Path, extra: list[str]
 ) -> ServerGroup:
     port = free_ports_in_a_row(servers)
-    argv = [sys.executable, "-m", "server.cluster_demo", "--servers", str(servers)]
+    argv = [sys.executable, "-m", "server.ops.cluster_demo", "--servers", str(servers)]
     argv += ["--port", str(port), *extra]
     group = ServerGroup("game", list(range(port, port + servers)))
     return _start_game(group, argv, env, directory / "game-cluster.log")

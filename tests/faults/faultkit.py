@@ -48,7 +48,7 @@ from clients.client import Client, ConnectionFailedError
 from protocol import Ack, Command, Encoding, Error, Event, Ping, Snapshot, message_type
 from protocol.codec import decode_server
 from protocol.fairdice import Status, verify_log
-from server.embedded_redis import find_server_binary
+from server.ops.embedded_redis import find_server_binary
 
 #: Multiplies the number of games of every fault test (``YAHTZEE_FAULT_SCALE=5`` for a longer
 #: manual run); fractional values are allowed, at least one game is played.

@@ -187,7 +187,7 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
 
 
 def _server_limits(settings: Settings) -> Limits:
-    # As the server announces them in `welcome` (server/session.py).
+    # As the server announces them in `welcome` (server/transport/session.py).
     return Limits(
         max_frame_bytes=settings.max_frame_bytes,
         max_messages_per_second=max(1, int(settings.rate_per_second)),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.coalesce import CoalescingTransport, Flag, Inbox
+from server.transport.coalesce import CoalescingTransport, Flag, Inbox
 
 
 class Peer(asyncio.Protocol):

@@ -274,7 +274,7 @@ async def test_a_missing_table_is_built_in_the_background(
         builders = [
             child
             for child in psutil.Process(server.process.pid).children()
-            if "server.tablebuild" in " ".join(child.cmdline())
+            if "server.strategy.tablebuild" in " ".join(child.cmdline())
         ]
         assert len(builders) == 1
         assert builders[0].nice() == min(19, psutil.Process().nice() + 10)  # 19: the cap

@@ -6,7 +6,7 @@ import json
 
 import protocol.messages as pm
 from protocol.transport import CloseCode, Encoding
-from server.connection import Answer, Close, Connection, Limits, Refuse
+from server.transport.connection import Answer, Close, Connection, Limits, Refuse
 
 
 class Clock:

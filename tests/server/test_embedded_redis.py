@@ -1,4 +1,4 @@
-"""The Redis fixture and ``server.embedded_redis`` give a real Redis-compatible server."""
+"""The Redis fixture and ``server.ops.embedded_redis`` give a real Redis-compatible server."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from server import embedded_redis
-from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from server.ops import embedded_redis
+from server.ops.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 
 
 async def test_fixture_server_runs_lua_and_streams(

@@ -11,11 +11,11 @@ import redis.asyncio as aioredis
 from procs import BOTH_BACKENDS, async_client
 
 import protocol.messages as pm
-from server import feed as feed_module
-from server import pubsub as pubsub_module
-from server import wire
-from server.feed import ClusterNodes, Feed, SingleNode
-from server.store import RedisStore, Transition
+from server.boundary import wire
+from server.fanout import feed as feed_module
+from server.fanout import pubsub as pubsub_module
+from server.fanout.feed import ClusterNodes, Feed, SingleNode
+from server.storage.redis_store import RedisStore, Transition
 
 
 class Room:

@@ -15,8 +15,8 @@ import uvicorn
 import websockets
 from uvicorn.server import ServerState
 
-from server.coalesce import CoalescingWebSocketProtocol
-from server.guard import GuardedH11Protocol, GuardedProtocol
+from server.transport.coalesce import CoalescingWebSocketProtocol
+from server.transport.guard import GuardedH11Protocol, GuardedProtocol
 
 
 async def echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -42,7 +42,7 @@ class Served:
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
     config = uvicorn.Config(
         echo,
-        ws="server.coalesce:CoalescingWebSocketProtocol",
+        ws="server.transport.coalesce:CoalescingWebSocketProtocol",
         ws_ping_interval=20,
         ws_ping_timeout=20,
         lifespan="off",

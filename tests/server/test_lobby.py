@@ -1,4 +1,5 @@
-"""The live lobby's fan-out (``server.lobby``) in one event loop: one producer for all watchers,
+"""The live lobby's fan-out (``server.transport.lobby``) in one event loop: one producer for all
+watchers,
 the newest list for a slow watcher, keep-alive comments, and streams that end on close. The lists
 come from a queue the test fills, so every step waits for a real state, never for time."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
-from server.lobby import Lobby, event_frame
+from server.transport.lobby import Lobby, event_frame
 
 
 class Source:

@@ -8,8 +8,8 @@ import pytest
 import redis.asyncio as aioredis
 import redis.exceptions as rex
 
-from server.pipe import ScriptPipe, pack
-from server.store import Committed, RedisStore, Transition
+from server.storage.pipe import ScriptPipe, pack
+from server.storage.redis_store import Committed, RedisStore, Transition
 
 ECHO = "return {KEYS[1], ARGV[1]}"
 

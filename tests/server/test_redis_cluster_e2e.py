@@ -30,7 +30,7 @@ from wsclient import Msg, WsClient, get_json
 
 from server import game
 from server.app import redis_client
-from server.embedded_cluster import ClusterNodeProcess, EmbeddedCluster
+from server.ops.embedded_cluster import ClusterNodeProcess, EmbeddedCluster
 from server.settings import Settings
 
 ON_CLUSTER = pytest.mark.parametrize("redis_backend", ["cluster"], indirect=True)
@@ -226,7 +226,7 @@ async def test_a_killed_master_fails_over_and_no_acknowledged_event_is_lost(
         assert hit.unavailable > 0  # its commands met the dead master, and were retried
         # The other masters kept serving without a single refusal (redis-py's cluster client
         # used to refuse some of their commands in the failover window: see
-        # server/cluster_client.py), and their games finish below with intact logs.
+        # server/storage/cluster_client.py), and their games finish below with intact logs.
         assert all(g.refusals == [] for g in others), [g.refusals for g in others]
         for g, over in zip(games, overs, strict=True):
             assert over is not None
@@ -352,7 +352,8 @@ def test_the_cluster_demo_starts_a_cluster_and_servers(tmp_path: Path) -> None:
     out = tmp_path / "demo.log"
     with out.open("wb") as log:
         demo = subprocess.Popen(
-            [sys.executable, "-m", "server.cluster_demo", "--servers", "2", "--port", str(port)],
+            [sys.executable, "-m", "server.ops.cluster_demo", "--servers", "2",
+             "--port", str(port)],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from server import game, room
+from server import game
+from server.domain import room
 
 
 def lobby(*players: str, turn_seconds: int = 0, public: bool = True) -> room.RoomRecord:

@@ -13,13 +13,14 @@ import redis.asyncio as aioredis
 import protocol.messages as pm
 from protocol.codec import decode_server
 from protocol.types import Box
-from server import game, room
-from server.seats import Seats
-from server.service import GameService, ServiceError
+from server import game
+from server.boundary.wire import EncodedEvent
+from server.domain import room
+from server.service.rooms import GameService, ServiceError
+from server.service.seats import Seats
+from server.service.upkeep import Upkeep
 from server.settings import Settings
-from server.store import RedisStore, Store, Transition
-from server.upkeep import Upkeep
-from server.wire import EncodedEvent
+from server.storage.redis_store import RedisStore, Store, Transition
 
 
 class Dice:

@@ -7,7 +7,7 @@ import pytest
 import redis.exceptions as rex
 from redis.asyncio.connection import Connection
 
-from server.storage import (
+from server.storage.interface import (
     TRANSIENT_ERRORS,
     StorageUnavailableError,
     fault_boundary,
@@ -39,6 +39,9 @@ class _FaultyStore:
     async def lease_drop(self, member: str, room_id: str) -> None:
         raise AttributeError("a bug of our own")
 
+    async def spectator_drop(self, room_id: str, conn_id: str, now: int) -> None:
+        raise rex.ConnectionError("Connection closed by server.")
+
     async def _private(self) -> None:
         raise OSError("not a store call: left alone")
 
@@ -52,11 +55,19 @@ class _FaultyStore:
         (lambda s: s.set_deadline("r", None), OSError),
     ],
 )
-async def test_a_fault_becomes_the_one_retryable_error(call: object, cause: type) -> None:
+async def test_an_unclassified_fault_becomes_the_one_retryable_error(
+    call: object, cause: type
+) -> None:
     with pytest.raises(StorageUnavailableError) as raised:
         await call(_FaultyStore())  # type: ignore[operator]
     assert isinstance(raised.value.__cause__, cause)
     assert isinstance(raised.value, TRANSIENT_ERRORS)  # what the handlers answer `unavailable`
+
+
+async def test_redis_py_s_own_retryable_errors_pass_unchanged() -> None:
+    with pytest.raises(rex.ConnectionError) as raised:
+        await _FaultyStore().spectator_drop("r", "c", 0)
+    assert type(raised.value) is rex.ConnectionError
 
 
 async def test_a_bug_is_not_called_a_fault() -> None:

@@ -9,7 +9,7 @@ import redis.asyncio as aioredis
 from procs import BOTH_BACKENDS
 from redis.asyncio.cluster import RedisCluster
 
-from server.store import Committed, Conflict, Duplicate, RedisStore, Transition
+from server.storage.redis_store import Committed, Conflict, Duplicate, RedisStore, Transition
 
 pytestmark = BOTH_BACKENDS  # every command must stay within one slot on a cluster
 

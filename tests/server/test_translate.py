@@ -10,8 +10,10 @@ import protocol.messages as pm
 from protocol.codec import decode_server, encode_msgpack
 from protocol.errors import ERROR_CODES
 from protocol.types import Box
-from server import game, room, translate
-from server.service import ServiceError
+from server import game
+from server.boundary import translate
+from server.domain import room
+from server.service.rooms import ServiceError
 
 
 @pytest.mark.parametrize("code", sorted(game.ERROR_CODES))

@@ -12,7 +12,7 @@ from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
 
 from protocol.transport import Encoding
-from server.wire import EncodedEvent
+from server.boundary.wire import EncodedEvent
 
 
 def parse(data: bytes) -> Frame:

@@ -2,7 +2,7 @@
 
     python3 .ci/dev.py cluster [--servers N] [--port FIRST_PORT] [--single]
 
-starts an embedded 3-master cluster (one replica per master, :mod:`server.embedded_cluster`)
+starts an embedded 3-master cluster (one replica per master, :mod:`server.ops.embedded_cluster`)
 and N ``yahtzee serve`` processes on it (``REDIS_CLUSTER=1``), prints their URLs and the
 cluster's masters, and runs until Ctrl+C, then stops them all. Every process serves every room:
 point clients at different ones and they play together. Nothing is kept on disk. With
@@ -21,8 +21,8 @@ import time
 import urllib.request
 from collections.abc import Sequence
 
-from server.embedded_cluster import EmbeddedCluster
-from server.embedded_redis import EmbeddedRedis
+from server.ops.embedded_cluster import EmbeddedCluster
+from server.ops.embedded_redis import EmbeddedRedis
 
 __all__ = ["main"]
 

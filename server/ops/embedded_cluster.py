@@ -31,7 +31,7 @@ from types import TracebackType
 
 import redis
 
-from server.embedded_redis import (
+from server.ops.embedded_redis import (
     EmbeddedRedisError,
     _die_with_parent,
     _free_port,
@@ -45,7 +45,7 @@ SLOTS = 16384
 
 
 def _on_main_linux() -> bool:
-    # PR_SET_PDEATHSIG is bound to the thread that forks (see server.embedded_redis)
+    # PR_SET_PDEATHSIG is bound to the thread that forks (see server.ops.embedded_redis)
     return sys.platform == "linux" and threading.current_thread() is threading.main_thread()
 
 

@@ -1,7 +1,8 @@
 """Computer players and the advisor: the solver's strategy tables inside a server process.
 
 A table is loaded from the disk cache (a memory map: milliseconds) or, the first time a rule
-set is needed, built in a child process at a lower priority (:mod:`server.tablebuild`; 10-60 s
+set is needed, built in a child process at a lower priority (:mod:`server.strategy.tablebuild`;
+10-60 s
 on one core), never on a request's path and never holding this process's interpreter: until it
 is ready a computer's move waits and a ``hint`` answers ``unavailable``.
 
@@ -39,7 +40,7 @@ from server.solver import (
     rank_options,
 )
 from server.solver.table import position_of
-from server.tablebuild import build_in_child
+from server.strategy.tablebuild import build_in_child
 
 __all__ = ["Advisor", "Hint", "analyse", "hint", "next_move", "pick_name"]
 

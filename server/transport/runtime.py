@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from protocol.transport import CloseCode
-from server.connection import TokenBucket
-from server.embedded_redis import EmbeddedRedis
-from server.feed import Feed
-from server.metrics import Metrics
-from server.seats import Seats
-from server.service import GameService
+from server.fanout.feed import Feed
+from server.ops.embedded_redis import EmbeddedRedis
+from server.ops.metrics import Metrics
+from server.service.rooms import GameService
+from server.service.seats import Seats
+from server.service.upkeep import Upkeep
 from server.settings import Settings
-from server.store import RedisStore
-from server.upkeep import Upkeep
+from server.storage.redis_store import RedisStore
+from server.transport.connection import TokenBucket
 
 __all__ = ["Connected", "Runtime", "server_version"]
 

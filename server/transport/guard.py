@@ -4,7 +4,8 @@ uvicorn times out idle keep-alive connections but not a request whose headers ne
 (slowloris): a few hundred such sockets would hold the process's connection slots for good.
 These protocol classes close a connection whose first request has not started within
 ``YAHTZEE_HANDSHAKE_SECONDS``; once a request started (or the connection became a WebSocket)
-the timer has nothing to do. uvicorn is given ``server.guard:GuardedProtocol`` (the fastest
+the timer has nothing to do. uvicorn is given ``server.transport.guard:GuardedProtocol`` (the
+fastest
 one available) as its ``http`` option.
 
 They also tell the application when uvicorn's shutdown begins: uvicorn then waits for every

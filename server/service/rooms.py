@@ -28,12 +28,22 @@ from typing import Any
 import redis.exceptions
 
 import protocol.messages as pm
-from server import computers, game, room, translate, wire
-from server.dice import Dice, Draws, new_seed, with_fair_dice
-from server.metrics import Metrics
+from server import game
+from server.boundary import translate, wire
+from server.domain import room
+from server.domain.dice import Dice, Draws, new_seed, with_fair_dice
+from server.domain.timing import now_ms
+from server.ops.metrics import Metrics
 from server.settings import Settings
-from server.store import TRANSIENT_ERRORS, Committed, Conflict, Store, StoredRoom, Transition
-from server.timing import now_ms
+from server.storage.redis_store import (
+    TRANSIENT_ERRORS,
+    Committed,
+    Conflict,
+    Store,
+    StoredRoom,
+    Transition,
+)
+from server.strategy import computers
 
 __all__ = ["Change", "Deliver", "GameService", "Outcome", "ServiceError", "UnavailableError"]
 

@@ -1,7 +1,7 @@
 """The ONE place that translates between the rules engine and the wire protocol.
 
 - commands: :func:`engine_command` turns a protocol play command into an engine command (the
-  dice are left for the service to draw, see :func:`server.service.GameService`);
+  dice are left for the service to draw, see :func:`server.service.rooms.GameService`);
 - events: :func:`wire_events` turns engine events and room events into protocol events (the
   ``rolled`` event gains the preview of the state right after it);
 - errors: :func:`error_code` gives the protocol code of every refusal the layers below raise
@@ -23,8 +23,9 @@ import msgspec
 import protocol.messages as pm
 from protocol.errors import ERROR_CODES, ErrorCode
 from protocol.types import Box, FirstPlayer, HintKind, Level, Phase, RoomStatus
-from server import game, room, solver
-from server.computers import Hint
+from server import game, solver
+from server.domain import room
+from server.strategy.computers import Hint
 
 __all__ = [
     "ENGINE_CODE_ALIASES",
@@ -306,7 +307,7 @@ def snapshot(room_id: str, seq: int, record: room.RoomRecord) -> pm.Snapshot:
 
 
 def room_summary(summary: Mapping[str, Any]) -> pm.RoomSummary:
-    """A lobby entry (see :func:`server.room.summary`) as the wire type."""
+    """A lobby entry (see :func:`server.domain.room.summary`) as the wire type."""
     return msgspec.convert(dict(summary), pm.RoomSummary)
 
 

@@ -14,7 +14,7 @@ import msgspec
 
 import protocol.messages as pm
 from protocol import fairdice
-from server import room
+from server.domain import room
 
 __all__ = ["Dice", "Draws", "new_seed", "with_fair_dice"]
 

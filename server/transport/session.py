@@ -1,12 +1,14 @@
 """One WebSocket connection: a reader and a writer around a bounded send queue.
 
 The reader (the connection's own ASGI task) hands each frame to the sans-I/O
-:class:`~server.connection.Connection` and runs the commands it lets through with
-:func:`server.handlers.handle`, one at a time, in order; it queues each reply. Room events arrive
+:class:`~server.transport.connection.Connection` and runs the commands it lets through with
+:func:`server.transport.handlers.handle`, one at a time, in order; it queues each reply. Room
+events arrive
 from the feed through a sink that never blocks: when the queue is full the client is not
 reading, and it is closed with 4000 rather than delay its room. A frame for a connection with
 nothing queued is written at once when the server's WebSocket protocol can do that without
-waiting (:mod:`server.coalesce`); otherwise it is queued for the writer, a task that exists
+waiting (:mod:`server.transport.coalesce`); otherwise it is queued for the writer, a task that
+exists
 only while frames are queued, so an idle connection costs no task of its own.
 """
 
@@ -29,13 +31,15 @@ from protocol.codec import encode
 from protocol.errors import make_error
 from protocol.transport import PROTOCOL_MINOR, PROTOCOL_VERSION, CloseCode, Encoding
 from protocol.types import MAX_ID_LENGTH
-from server import connection as conn
-from server import game, handlers, wire
-from server.coalesce import SEND_BUILT_NOWAIT, SEND_NOWAIT, SendBuiltNowait, SendNowait
-from server.feed import raise_if_cancelling
-from server.runtime import Runtime
+from server import game
+from server.boundary import wire
+from server.domain.timing import now_ms
+from server.fanout.feed import raise_if_cancelling
 from server.settings import Settings
-from server.timing import now_ms
+from server.transport import connection as conn
+from server.transport import handlers
+from server.transport.coalesce import SEND_BUILT_NOWAIT, SEND_NOWAIT, SendBuiltNowait, SendNowait
+from server.transport.runtime import Runtime
 
 __all__ = ["Session"]
 

@@ -17,12 +17,15 @@ from typing import Literal
 
 import protocol.messages as pm
 from protocol.errors import make_error
-from server import computers, game, room, translate
-from server.connection import TokenBucket
-from server.feed import Sink, Subscription
-from server.runtime import Runtime
-from server.service import Cached, ServiceError, UnavailableError
-from server.store import TRANSIENT_ERRORS
+from server import game
+from server.boundary import translate
+from server.domain import room
+from server.fanout.feed import Sink, Subscription
+from server.service.rooms import Cached, ServiceError, UnavailableError
+from server.storage.redis_store import TRANSIENT_ERRORS
+from server.strategy import computers
+from server.transport.connection import TokenBucket
+from server.transport.runtime import Runtime
 
 __all__ = ["Context", "Handled", "Member", "handle"]
 

@@ -17,7 +17,7 @@ A room is the game state plus what the service knows about people and time:
 
 Every function returns a new record; a record is never changed in place. Room-level events
 (a player connected again, went away, the spectator count changed) are returned as values for
-:mod:`server.translate` to put on the wire.
+:mod:`server.boundary.translate` to put on the wire.
 """
 
 from __future__ import annotations

@@ -21,11 +21,13 @@ from starlette.types import Receive, Scope, Send
 import protocol.messages as pm
 from protocol.codec import decode_server
 from protocol.transport import Encoding
-from server import computers, room, translate
-from server.handlers import TABLE_WAIT_SECONDS, public_rooms
-from server.lobby import Lobby, Watcher
-from server.runtime import Runtime
-from server.service import Cached, ServiceError
+from server.boundary import translate
+from server.domain import room
+from server.service.rooms import Cached, ServiceError
+from server.strategy import computers
+from server.transport.handlers import TABLE_WAIT_SECONDS, public_rooms
+from server.transport.lobby import Lobby, Watcher
+from server.transport.runtime import Runtime
 
 __all__ = [
     "get_room",

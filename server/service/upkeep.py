@@ -12,11 +12,14 @@ import asyncio
 import logging
 
 import protocol.messages as pm
-from server import computers, game, room, translate
-from server.computers import Advisor
-from server.seats import Seats, revoked
-from server.service import Cached, Change, GameService
-from server.store import lease_member, parse_lease
+from server import game
+from server.boundary import translate
+from server.domain import room
+from server.service.rooms import Cached, Change, GameService
+from server.service.seats import Seats, revoked
+from server.storage.redis_store import lease_member, parse_lease
+from server.strategy import computers
+from server.strategy.computers import Advisor
 
 __all__ = ["Upkeep"]
 

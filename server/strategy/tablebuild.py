@@ -3,7 +3,7 @@
 A build is 10-60 s of pure Python and numpy. In a thread of the server it held the
 interpreter's lock for most of that time: every connection of the process waited behind it
 (a room created with a new rule set and one ``hint`` were enough to make every game of the
-process slow). Here the build runs as ``python -m server.tablebuild RULES CACHE_DIR`` at a
+process slow). Here the build runs as ``python -m server.strategy.tablebuild RULES CACHE_DIR`` at a
 lower priority (below); the server's thread only waits for it and then maps the file the child
 wrote (the cache writes atomically, so a reader never sees half a table). The child logs its
 progress on the server's standard error and stops when the server process is gone.
@@ -42,7 +42,7 @@ def build_in_child(rules: SolverRules, cache_dir: Path | None) -> None:
     """Build ``rules``' table into the cache in a child process; return when it is there
     (``RuntimeError`` if the child failed)."""
     directory = cache_dir or default_cache_dir()
-    command = [sys.executable, "-m", "server.tablebuild", rules.name, str(directory)]
+    command = [sys.executable, "-m", "server.strategy.tablebuild", rules.name, str(directory)]
     child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
     code = child.wait()
     if code != 0:
@@ -69,7 +69,7 @@ def _stop_with_parent(parent: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m server.tablebuild RULES CACHE_DIR``."""
+    """``python -m server.strategy.tablebuild RULES CACHE_DIR``."""
     name, directory = argv if argv is not None else sys.argv[1:3]
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     lower_priority()

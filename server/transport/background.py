@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable
 import redis.exceptions
 
 from protocol.transport import CloseCode
-from server.feed import raise_if_cancelling
-from server.runtime import Runtime
-from server.service import UnavailableError
+from server.fanout.feed import raise_if_cancelling
+from server.service.rooms import UnavailableError
+from server.transport.runtime import Runtime
 
 __all__ = ["start_loops"]
 

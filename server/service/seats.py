@@ -2,7 +2,7 @@
 
 Seat tokens are ``secrets.token_urlsafe(32)``, stored in Redis only as sha256 hashes
 (``t:<hash>`` -> player, ``p:<player>`` -> the one valid hash), and returned only in the
-``join`` ack. Every change is a transition of :class:`~server.service.GameService`.
+``join`` ack. Every change is a transition of :class:`~server.service.rooms.GameService`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import secrets
 from collections.abc import Mapping
 
 import protocol.messages as pm
-from server import game, room, translate
-from server.service import Cached, Change, GameService, Outcome, ServiceError
+from server import game
+from server.boundary import translate
+from server.domain import room
+from server.service.rooms import Cached, Change, GameService, Outcome, ServiceError
 
 __all__ = ["Seats", "revoked"]
 

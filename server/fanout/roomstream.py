@@ -12,11 +12,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from server import wire
-from server.cancel import raise_if_cancelling
+from server.boundary import wire
+from server.ops.cancel import raise_if_cancelling
 
 if TYPE_CHECKING:
-    from server.pubsub import Shard
+    from server.fanout.pubsub import Shard
 
 __all__ = ["READ_BATCH", "RoomStream", "Subscriber"]
 

@@ -14,7 +14,8 @@ queued and whose socket is not backed up is written at once, without a task, Sta
 or an ``await`` per frame. It answers ``False`` whenever the ASGI ``send`` would wait or refuse
 (handshake not done, closing, flow control paused); then the caller uses the ASGI ``send``.
 A second extension, :data:`SEND_BUILT_NOWAIT`, writes a WebSocket frame the caller built once
-for many connections (:meth:`server.wire.EncodedEvent.ws_frame`): it is what the protocol would
+for many connections (:meth:`server.boundary.wire.EncodedEvent.ws_frame`): it is what the protocol
+would
 write itself when the connection has no extension (compression) negotiated, and it answers
 ``False`` when it has one.
 

@@ -3,7 +3,7 @@
 Keys of one room share the hash tag ``{room:<id>}``, so one room lives in one Cluster slot and
 one script may touch all of them::
 
-    <prefix>{room:<id>}:room       hash    version, seq, record (see :mod:`server.room`)
+    <prefix>{room:<id>}:room       hash    version, seq, record (see :mod:`server.domain.room`)
     <prefix>{room:<id>}:log        stream  the event log; entry id ``0-<seq>``, field ``e``: the
                                            event, encoded once as MessagePack
     <prefix>{room:<id>}:seats      hash    seat metadata (sha256 of seat tokens, player ids)
@@ -30,7 +30,8 @@ log. The deadline and the index are hints outside the room's slot, written only 
 change (a new turn with a timer, a join, the game's end), never on a plain roll or hold.
 
 When replicas must confirm a transition (on a Cluster by default, see :class:`RedisStore`), the
-script runs with ``WAIT`` on the same connection (:mod:`server.replicas`) and does not publish:
+script runs with ``WAIT`` on the same connection (:mod:`server.storage.replicas`) and does not
+publish:
 the store publishes the events once a replica confirmed them.
 """
 
@@ -43,10 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from server import wire
-from server.pipe import ScriptPipe
-from server.replicas import ReplicaWait
-from server.storage import (
+from server.boundary import wire
+from server.storage.interface import (
     TRANSIENT_ERRORS,
     Committed,
     Conflict,
@@ -60,6 +59,8 @@ from server.storage import (
     parse_cached,
     parse_lease,
 )
+from server.storage.pipe import ScriptPipe
+from server.storage.replicas import ReplicaWait
 
 __all__ = [
     "TRANSIENT_ERRORS",

@@ -6,7 +6,8 @@ single Redis (>= 7) there is one node, on a Redis Cluster each master serves its
 The feed keeps one pub/sub connection (a *shard*, with its own listener task) per node it needs:
 :class:`SingleNode` and :class:`ClusterNodes` only say which node owns a channel and give a
 connection to it; everything else is one code path. A room's pub/sub message carries the
-committed events themselves (:mod:`server.wire`): nothing is re-read or re-encoded on the way to
+committed events themselves (:mod:`server.boundary.wire`): nothing is re-read or re-encoded on the
+way to
 the sockets. Events this process commits are handed over directly (:meth:`Feed.publish_local`),
 before the command's ack; their pub/sub echo is then a duplicate.
 
@@ -34,12 +35,12 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisClusterException
 
-from server import wire
-from server.cancel import raise_if_cancelling
-from server.pubsub import ClusterNodes, Nodes, Shard, ShardPubSub, SingleNode
-from server.roomstream import READ_BATCH, RoomStream
-from server.storage import StorageUnavailableError, is_storage_fault
-from server.store import RedisStore
+from server.boundary import wire
+from server.fanout.pubsub import ClusterNodes, Nodes, Shard, ShardPubSub, SingleNode
+from server.fanout.roomstream import READ_BATCH, RoomStream
+from server.ops.cancel import raise_if_cancelling
+from server.storage.interface import TRANSIENT_ERRORS, StorageUnavailableError, is_storage_fault
+from server.storage.redis_store import RedisStore
 
 __all__ = ["ClusterNodes", "Feed", "Nodes", "SingleNode", "Subscription", "raise_if_cancelling"]
 
@@ -155,7 +156,7 @@ class Feed:
             await self._catch_up(sub)
         except Exception as exc:
             sub.close()  # nobody else holds it to close it later
-            if is_storage_fault(exc) and not isinstance(exc, StorageUnavailableError):
+            if is_storage_fault(exc) and not isinstance(exc, TRANSIENT_ERRORS):
                 raise StorageUnavailableError(f"{type(exc).__name__}: {exc}") from exc
             raise
         except BaseException:

@@ -1,5 +1,6 @@
 """The store's interface and the values that cross it (no I/O here): what the service needs
-from storage. :mod:`server.store` implements it on Redis (see its docstring for the layout)."""
+from storage. :mod:`server.storage.redis_store` implements it on Redis (see its docstring for the
+layout)."""
 
 from __future__ import annotations
 
@@ -121,8 +122,8 @@ def _guarded(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T
     async def guarded(*args: Any, **kwargs: Any) -> _T:
         try:
             return await method(*args, **kwargs)
-        except StorageUnavailableError:
-            raise
+        except TRANSIENT_ERRORS:
+            raise  # retryable already (StorageUnavailableError is one of them)
         except Exception as exc:
             if is_storage_fault(exc):
                 raise StorageUnavailableError(f"{type(exc).__name__}: {exc}") from exc
