@@ -83,10 +83,12 @@ class CloseCode(enum.IntEnum):
 
     NORMAL = 1000
     PROTOCOL_ERROR = 1002
+    INVALID_DATA = 1007
     POLICY_VIOLATION = 1008
     MESSAGE_TOO_BIG = 1009
     INTERNAL_ERROR = 1011
     SERVICE_RESTART = 1012
+    TRY_AGAIN_LATER = 1013
     SLOW_CONSUMER = 4000
     #: Reserved: not sent by version 1 servers (a heartbeat timeout closes with 1011).
     HEARTBEAT_TIMEOUT = 4001
@@ -101,6 +103,10 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
         CloseCode.PROTOCOL_ERROR: (
             "No supported subprotocol was offered (only if the server cannot answer HTTP 400).",
             "Do not retry: offer a supported subprotocol.",
+        ),
+        CloseCode.INVALID_DATA: (
+            "A text frame was not valid UTF-8 (json subprotocol).",
+            "A client bug: fix the encoder, then reconnect and resume.",
         ),
         CloseCode.POLICY_VIOLATION: (
             "The client kept sending while rate limited.",
@@ -118,6 +124,11 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
         CloseCode.SERVICE_RESTART: (
             "The server is shutting down or restarting (e.g. deploy).",
             "Reconnect at once (with jitter) and resume; another server will answer.",
+        ),
+        CloseCode.TRY_AGAIN_LATER: (
+            "The server holds as many connections as it may (only if it cannot answer the "
+            "handshake with HTTP 503).",
+            "Reconnect with backoff, to this or another server.",
         ),
         CloseCode.SLOW_CONSUMER: (
             "The client read too slowly: its send queue overflowed.",

@@ -50,10 +50,10 @@ from server.solver import SolverRules
 from server.storage.cluster_client import cluster_client
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
-from server.transport import background, http
+from server.transport import background, http, logs
 from server.transport.guard import ON_SHUTDOWN
 from server.transport.lobby import Lobby
-from server.transport.runtime import Runtime
+from server.transport.runtime import SERVER_FULL, Runtime
 from server.transport.session import Session
 
 __all__ = ["App", "create_app", "create_app_from_env", "redis_client"]
@@ -132,8 +132,12 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
         return
     client = scope.get("client")
     address = str(client[0]) if client else ""
-    if not rt.admit(address):
-        await _refuse(scope, receive, send, 429, CloseCode.POLICY_VIOLATION, TOO_MANY_FROM_ADDRESS)
+    refused = rt.admit(address)
+    if refused is not None:
+        if refused == SERVER_FULL:
+            await _refuse(scope, receive, send, 503, CloseCode.TRY_AGAIN_LATER, refused)
+        else:
+            await _refuse(scope, receive, send, 429, CloseCode.POLICY_VIOLATION, refused)
         return
     try:
         if not await _accept(receive, send, chosen):
@@ -149,9 +153,6 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
             rt.connections.pop(session.conn_id, None)
     finally:
         rt.release(address)
-
-
-TOO_MANY_FROM_ADDRESS = "too many connections from this address"
 
 
 async def _accept(receive: Receive, send: Send, subprotocol: str) -> bool:
@@ -337,9 +338,9 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             gc.collect()
             gc.freeze()
             # uvicorn calls this when its shutdown begins (server.transport.guard): the lobby
-            # streams end
-            # then, so uvicorn does not wait for them.
-            yield {ON_SHUTDOWN: lobby.close}
+            # streams end then, so uvicorn does not wait for them.
+            with logs.installed(rt.metrics):
+                yield {ON_SHUTDOWN: lobby.close}
         finally:
             undo_signals()
             await lobby.stop()

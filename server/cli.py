@@ -27,6 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
     from server.app import create_app
     from server.ops.embedded_redis import EmbeddedRedis, start_embedded
     from server.settings import Settings
+    from server.transport.runtime import FD_RESERVE, connection_cap
 
     log_level = str(args.log_level)
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
@@ -54,7 +55,9 @@ def _serve(args: argparse.Namespace) -> int:
         "ws_max_size": 1_048_576,
         "ws_per_message_deflate": settings.per_message_deflate,
         "timeout_keep_alive": 5,
-        "limit_concurrency": settings.max_connections,
+        # uvicorn's own limit sits above the application's connection cap (which refuses
+        # WebSockets and lobby streams with 503): at the cap, health checks still get in.
+        "limit_concurrency": connection_cap(settings) + FD_RESERVE // 2,
         "h11_max_incomplete_event_size": 16_384,
         "http": "server.transport.guard:GuardedProtocol",
     }

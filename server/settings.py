@@ -98,7 +98,9 @@ class Settings:
     rooms_per_minute_per_address: float = field(
         default=30.0, metadata=_env("YAHTZEE_ROOMS_PER_MINUTE_PER_ADDRESS")
     )
-    #: Most open connections per process (uvicorn answers 503 beyond it).
+    #: Most long-lived connections (WebSockets, lobby streams) per process; never more than
+    #: the file-descriptor limit allows (see ``transport.runtime.connection_cap``): beyond it
+    #: handshakes are answered 503 and health checks still are.
     max_connections: int = field(default=20_000, metadata=_env("YAHTZEE_MAX_CONNECTIONS"))
     #: Negotiate permessage-deflate ("1"/"0"); off by default: it costs more CPU than it saves
     #: on the protocol's small frames.

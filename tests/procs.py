@@ -36,6 +36,8 @@ class ServerProcess:
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
     extra_args: list[str] = field(default_factory=list)
+    #: the process's file-descriptor limit (RLIMIT_NOFILE), if not the inherited one
+    max_open_files: int | None = None
 
     @property
     def http(self) -> str:
@@ -54,8 +56,15 @@ class ServerProcess:
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                preexec_fn=self._limit_open_files if self.max_open_files else None,
             )  # fmt: skip
         self.wait_ready(timeout)
+
+    def _limit_open_files(self) -> None:
+        import resource
+
+        assert self.max_open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

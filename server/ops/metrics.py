@@ -59,6 +59,14 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.refused = Counter(
+            "yahtzee_refused",
+            "Connections and frames refused before any command ran, by reason (a handshake "
+            "refused, the connection cap, an invalid UTF-8 text frame, ...).",
+            ["reason"],
+            registry=self.registry,
+        )
+
         self._children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def command(self, kind: str, outcome: str) -> tuple[Any, Any]:

@@ -27,7 +27,7 @@ from server.service.rooms import Cached, ServiceError
 from server.strategy import computers
 from server.transport.handlers import TABLE_WAIT_SECONDS, public_rooms
 from server.transport.lobby import Lobby, Watcher
-from server.transport.runtime import Runtime
+from server.transport.runtime import SERVER_FULL, Runtime
 
 __all__ = [
     "get_room",
@@ -139,8 +139,11 @@ async def lobby_stream(request: Request) -> Response:
     if len(lobby.watchers) >= rt.settings.max_lobby_watchers:
         return _error("rate_limited", "too many lobby watchers on this server", 429)
     address = request.client.host if request.client else ""
-    if not rt.admit(address):
-        return _error("rate_limited", "too many connections from this address", 429)
+    refused = rt.admit(address)
+    if refused == SERVER_FULL:
+        return _error("unavailable", refused, 503)
+    if refused is not None:
+        return _error("rate_limited", refused, 429)
     watcher = lobby.add(address)
 
     def release() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
+import resource
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -22,7 +23,38 @@ from server.settings import Settings
 from server.storage.redis_store import RedisStore
 from server.transport.connection import TokenBucket
 
-__all__ = ["Connected", "Runtime", "server_version"]
+__all__ = [
+    "FD_RESERVE",
+    "SERVER_FULL",
+    "TOO_MANY_FROM_ADDRESS",
+    "Connected",
+    "Runtime",
+    "connection_cap",
+    "server_version",
+]
+
+
+#: Why :meth:`Runtime.admit` refused a connection.
+SERVER_FULL = "the server is full: try again later or another server"
+TOO_MANY_FROM_ADDRESS = "too many connections from this address"
+#: File descriptors kept for everything but long-lived connections: health checks and other
+#: short HTTP requests, Redis (beyond its pool), log files, the strategy tables' files.
+FD_RESERVE = 64
+
+
+def connection_cap(settings: Settings) -> int:
+    """The most long-lived connections a process may hold: ``YAHTZEE_MAX_CONNECTIONS``, but
+    never so many that the process runs out of file descriptors. At the descriptor limit a
+    process cannot accept even ``/healthz``, and an orchestrator cannot tell it from a dead one;
+    below the cap it refuses new WebSockets with 503 and keeps answering health checks."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):  # pragma: no cover - no such limit on this platform
+        return settings.max_connections
+    if soft == resource.RLIM_INFINITY:
+        return settings.max_connections
+    spare = soft - FD_RESERVE - settings.redis_max_connections
+    return max(1, min(settings.max_connections, spare))
 
 
 def server_version() -> str:
@@ -66,21 +98,35 @@ class Runtime:
     room_quotas: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
     #: the public lobby as last read (ms, index writes, rooms), see ``handlers.public_rooms``
     lobby_cache: tuple[int, int, list[Any]] | None = None
+    #: long-lived connections this process holds (:meth:`admit`), and the most it may hold
+    open_connections: int = 0
+    connection_cap: int = field(init=False)
 
-    def admit(self, address: str) -> bool:
+    def __post_init__(self) -> None:
+        self.connection_cap = connection_cap(self.settings)
+
+    def admit(self, address: str) -> str | None:
         """Count one more long-lived connection (a WebSocket or a lobby stream) of ``address``;
-        False (and nothing counted) when the address holds its maximum already."""
+        None when admitted, else why not (nothing counted): the process holds
+        :attr:`connection_cap` connections already (:data:`SERVER_FULL`), or the address its
+        maximum (:data:`TOO_MANY_FROM_ADDRESS`)."""
+        if self.open_connections >= self.connection_cap:
+            self.metrics.refused.labels("server_full").inc()
+            return SERVER_FULL
         held = self.per_address.get(address, 0)
         if held >= self.settings.max_connections_per_address:
-            return False
+            self.metrics.refused.labels("per_address").inc()
+            return TOO_MANY_FROM_ADDRESS
         self.per_address[address] = held + 1
-        return True
+        self.open_connections += 1
+        return None
 
     def release(self, address: str) -> None:
         """The end of a connection that :meth:`admit` counted."""
         left = self.per_address.pop(address, 1) - 1
         if left > 0:
             self.per_address[address] = left
+        self.open_connections -= 1
 
     def room_quota(self, address: str) -> TokenBucket:
         """The room-creation bucket of one client address (the 10,000 most recent kept)."""
