@@ -21,6 +21,7 @@ from protocol import fairdice
 from protocol.codec import to_dict
 from server import game
 from server.boundary.translate import wire_events
+from server.domain.events import occurred
 
 Event = dict[str, Any]
 
@@ -54,7 +55,7 @@ class _Room:
 
     def apply(self, command: game.Command) -> None:
         self.state, events = game.apply(self.state, command)
-        for event in wire_events(self.room, events, self.state):
+        for event in wire_events(self.room, occurred(events, self.state), None, 1):
             self._append(to_dict(event))
 
     def _append(self, entry: dict[str, Any]) -> None:

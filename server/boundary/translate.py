@@ -2,8 +2,9 @@
 
 - commands: :func:`engine_command` turns a protocol play command into an engine command (the
   dice are left for the service to draw, see :func:`server.service.rooms.GameService`);
-- events: :func:`wire_events` turns engine events and room events into protocol events (the
-  ``rolled`` event gains the preview of the state right after it);
+- events: :func:`wire_events` turns a commit's engine and room events into protocol events in
+  one pass: numbered, with the turn's deadline and the fair-dice fields (the ``rolled`` event
+  gains the preview of the state right after it);
 - errors: :func:`error_code` gives the protocol code of every refusal the layers below raise
   (a test checks that each engine code has one);
 - views: :func:`snapshot`, :func:`room_state`, :func:`room_summary` describe a room record;
@@ -15,16 +16,18 @@ The engine and the protocol evolve separately; only this module knows both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
 import protocol.messages as pm
+from protocol import fairdice
 from protocol.errors import ERROR_CODES, ErrorCode
 from protocol.types import Box, FirstPlayer, HintKind, Level, Phase, RoomStatus
 from server import game, solver
 from server.domain import room
+from server.domain.events import Occurred
 from server.strategy.computers import Hint
 
 __all__ = [
@@ -110,17 +113,52 @@ def _preview(state: game.GameState) -> tuple[pm.PreviewEntry, ...]:
     )
 
 
-def _room_event(event: room.RoomEvent, room_id: str) -> pm.Event:
+def _room_event(event: room.RoomEvent, head: dict[str, Any]) -> pm.Event:
     if isinstance(event, room.PlayerBack):
-        return pm.PlayerReconnected(room=room_id, seq=1, player=event.player)
+        return pm.PlayerReconnected(**head, player=event.player)
     if isinstance(event, room.PlayerAway):
-        return pm.PlayerDisconnected(room=room_id, seq=1, player=event.player)
-    return pm.Spectators(room=room_id, seq=1, count=event.count)
+        return pm.PlayerDisconnected(**head, player=event.player)
+    return pm.Spectators(**head, count=event.count)
 
 
-def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Event | None:
-    """The wire event for one engine event (``state``: the state right after it)."""
-    ctx: dict[str, Any] = {"room": room_id, "seq": 1}
+class _Commit:
+    """What every event of one commit shares: the room, the turn's clock, the fair dice."""
+
+    def __init__(
+        self, record: room.RoomRecord | None, deadline_ms: int | None, now: int | None
+    ) -> None:
+        self.record = record
+        self.deadline_ms = deadline_ms
+        self.now = now
+        self._commitment: str | None = None
+
+    @property
+    def commitment(self) -> str | None:
+        """The room's commitment to its dice seed (SPEC 12), made once per commit."""
+        if self._commitment is None and self.record is not None:
+            self._commitment = fairdice.commitment(bytes.fromhex(self.record.meta.dice_seed))
+        return self._commitment
+
+    def seed_of(self, player: str) -> str | None:
+        return self.record.seeds.get(player) if self.record is not None else None
+
+    def seeds(self) -> tuple[str, ...] | None:
+        """The seats' client seeds, in seat order ("" for none)."""
+        if self.record is None:
+            return None
+        return tuple(self.record.seeds.get(p.player_id, "") for p in self.record.game.players)
+
+    @property
+    def server_seed(self) -> str | None:
+        return self.record.meta.dice_seed if self.record is not None else None
+
+
+def _game_event(
+    event: game.Event, state: game.GameState, ctx: dict[str, Any], commit: _Commit
+) -> pm.Event | None:
+    """The wire event for one engine event (``state``: the state right after it), with the
+    fair-dice fields: the commitment on ``player_joined`` and ``game_started`` with the
+    players' seeds, the seed itself on ``game_over``."""
     if isinstance(event, game.PlayerJoined):
         return pm.PlayerJoined(
             **ctx,
@@ -128,6 +166,8 @@ def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Ev
             name=event.name,
             seat=event.seat,
             computer=Level(event.computer) if event.computer is not None else None,
+            dice_commitment=commit.commitment,
+            seed=commit.seed_of(event.player),
         )
     if isinstance(event, game.PlayerLeft):
         return pm.PlayerLeft(**ctx, player=event.player, seat=event.seat, forfeited=event.forfeited)
@@ -141,11 +181,20 @@ def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Ev
         return pm.RollOff(**ctx, round=event.round, rolls=rolls, contenders_next=following)
     if isinstance(event, game.GameStarted):
         return pm.GameStarted(
-            **ctx, order=tuple(event.order), first_player=FirstPlayer(event.first_player_mode.value)
+            **ctx,
+            order=tuple(event.order),
+            first_player=FirstPlayer(event.first_player_mode.value),
+            dice_commitment=commit.commitment,
+            seeds=commit.seeds(),
         )
     if isinstance(event, game.TurnChanged):
-        # the deadline and the server's clock are filled in by the service, which owns time
-        return pm.TurnChanged(**ctx, player=event.player, round=event.round, deadline_ms=None)
+        return pm.TurnChanged(
+            **ctx,
+            player=event.player,
+            round=event.round,
+            deadline_ms=commit.deadline_ms,
+            server_time_ms=commit.now,
+        )
     if isinstance(event, game.Rolled):
         return pm.Rolled(
             **ctx,
@@ -193,7 +242,7 @@ def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Ev
             )
             for s in event.results
         )
-        return pm.GameOver(**ctx, results=results)
+        return pm.GameOver(**ctx, results=results, server_seed=commit.server_seed)
     if event.type in _NO_WIRE_FORM:
         return None
     raise ValueError(f"no wire form for engine event {event.type!r}")  # pragma: no cover
@@ -201,32 +250,27 @@ def _game_event(event: game.Event, state: game.GameState, room_id: str) -> pm.Ev
 
 def wire_events(
     room_id: str,
-    events: Iterable[game.Event | room.RoomEvent],
-    state: game.GameState,
+    events: Iterable[Occurred],
+    record: room.RoomRecord | None,
+    first_seq: int,
+    *,
+    deadline_ms: int | None = None,
+    now: int | None = None,
 ) -> list[pm.Event]:
-    """Protocol events (``seq`` still unset: :func:`sequenced` numbers them) for engine and room
-    events; ``state`` is the game right after them."""
+    """The protocol events of one commit, each made once and whole: numbered from
+    ``first_seq``, ``turn_changed`` with the turn's deadline and the clock reading that set it
+    (``now``), the fair-dice fields from ``record`` (the room as committed; None: left
+    unset, as a v1.0 server sends them)."""
+    commit = _Commit(record, deadline_ms, now)
     out: list[pm.Event] = []
-    for event in events:
+    for event, state in events:
+        head: dict[str, Any] = {"room": room_id, "seq": first_seq + len(out)}
         if isinstance(event, room.PlayerBack | room.PlayerAway | room.SpectatorCount):
-            out.append(_room_event(event, room_id))
+            out.append(_room_event(event, head))
         else:
-            wire = _game_event(event, state, room_id)
+            wire = _game_event(event, state, head, commit)
             if wire is not None:
                 out.append(wire)
-    return out
-
-
-def sequenced(
-    events: Sequence[pm.Event], first_seq: int, *, deadline_ms: int | None, now: int
-) -> list[pm.Event]:
-    """``events`` numbered from ``first_seq``; ``turn_changed`` gets the turn's deadline."""
-    out: list[pm.Event] = []
-    for offset, event in enumerate(events):
-        changes: dict[str, Any] = {"seq": first_seq + offset}
-        if isinstance(event, pm.TurnChanged):
-            changes.update(deadline_ms=deadline_ms, server_time_ms=now)
-        out.append(msgspec.structs.replace(event, **changes))
     return out
 
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import msgspec
-
-import protocol.messages as pm
 from protocol import fairdice
 from server.domain import room
 
-__all__ = ["Dice", "Draws", "new_seed", "with_fair_dice"]
+__all__ = ["Dice", "Draws", "new_seed"]
 
 Dice = Callable[[int], tuple[int, ...]]
 """``count`` -> that many faces (tests choose dice with one; the service's own are fair)."""
@@ -47,25 +44,3 @@ class Draws:
             seeds = [self._seeds.get(p.player_id, "") for p in self._players]
             self._entropy = fairdice.client_entropy(seeds)
         return fairdice.faces(self.seed, self._entropy, n, count)
-
-
-def with_fair_dice(events: list[pm.Event], record: room.RoomRecord) -> list[pm.Event]:
-    """The events with their fair-dice fields: the commitment to the room's seed on every
-    ``player_joined`` (before any player's seed is used) and on ``game_started`` with the seats'
-    seeds, the seed itself revealed on ``game_over``."""
-    if not any(isinstance(e, pm.PlayerJoined | pm.GameStarted | pm.GameOver) for e in events):
-        return events
-    seed = bytes.fromhex(record.meta.dice_seed)
-    commitment = fairdice.commitment(seed)
-    out: list[pm.Event] = []
-    for event in events:
-        if isinstance(event, pm.PlayerJoined):
-            seed_of = record.seeds.get(event.player)
-            event = msgspec.structs.replace(event, dice_commitment=commitment, seed=seed_of)
-        elif isinstance(event, pm.GameStarted):
-            seeds = tuple(record.seeds.get(p.player_id, "") for p in record.game.players)
-            event = msgspec.structs.replace(event, dice_commitment=commitment, seeds=seeds)
-        elif isinstance(event, pm.GameOver):
-            event = msgspec.structs.replace(event, server_seed=seed.hex())
-        out.append(event)
-    return out

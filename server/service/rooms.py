@@ -31,7 +31,8 @@ import protocol.messages as pm
 from server import game
 from server.boundary import translate, wire
 from server.domain import room
-from server.domain.dice import Dice, Draws, new_seed, with_fair_dice
+from server.domain.dice import Dice, Draws, new_seed
+from server.domain.events import Occurred, occurred
 from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
 from server.settings import Settings
@@ -96,11 +97,11 @@ class Cached:
 
 @dataclass
 class Change:
-    """What a step makes of a room: the new record, the wire events, the command's result and
-    seat-field changes (tokens)."""
+    """What a step makes of a room: the new record, what happened (made protocol events at the
+    commit), the command's result and seat-field changes (tokens)."""
 
     record: room.RoomRecord
-    events: list[pm.Event] = field(default_factory=list)
+    events: list[Occurred] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
     seats: dict[str, str] = field(default_factory=dict)
 
@@ -224,8 +225,13 @@ class GameService:
         turn_began_at = now
         if record.deadline_ms is not None:  # the clock reading that set the turn's deadline
             turn_began_at = record.deadline_ms - record.meta.turn_seconds * 1000
-        events = translate.sequenced(
-            change.events, cached.seq + 1, deadline_ms=record.deadline_ms, now=turn_began_at
+        events = translate.wire_events(
+            room_id,
+            change.events,
+            record,
+            cached.seq + 1,
+            deadline_ms=record.deadline_ms,
+            now=turn_began_at,
         )
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
@@ -287,32 +293,30 @@ class GameService:
 
     def apply(
         self, room_id: str, record: room.RoomRecord, commands: Sequence[game.Command]
-    ) -> tuple[room.RoomRecord, list[pm.Event]]:
-        """Apply engine commands (dice drawn here), finishing any roll-off; the record and the
-        wire events. The turn timer restarts when a turn began."""
+    ) -> tuple[room.RoomRecord, list[Occurred]]:
+        """Apply engine commands (dice drawn here), finishing any roll-off; the record and what
+        happened. The turn timer restarts when a turn began."""
         state = record.game
-        events: list[pm.Event] = []
+        events: list[Occurred] = []
         turn_began = False
         draw = Draws(record, self.dice)
         for command in commands:
             state, new = game.apply(state, self._with_dice(state, command, draw))
-            events += translate.wire_events(room_id, new, state)
+            events += occurred(new, state)
             turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
             while state.phase == game.Phase.ROLL_OFF:
                 faces = {player: draw(5) for player in state.contenders}
                 state, new = game.apply(state, game.RollOff(faces))
-                events += translate.wire_events(room_id, new, state)
+                events += occurred(new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
-        state, events = self._computers_leave_alone(room_id, state, events)
+        state, events = self._computers_leave_alone(state, events)
         record = record.replace(draws=draw.count)
-        return room.after_game(record, state, turn_began, self.clock()), with_fair_dice(
-            events, record
-        )
+        return room.after_game(record, state, turn_began, self.clock()), events
 
     @staticmethod
     def _computers_leave_alone(
-        room_id: str, state: game.GameState, events: list[pm.Event]
-    ) -> tuple[game.GameState, list[pm.Event]]:
+        state: game.GameState, events: list[Occurred]
+    ) -> tuple[game.GameState, list[Occurred]]:
         """Once every person has left a game in progress, the computers leave too (the game
         ends): nobody would be playing against them."""
         playing = [p for p in state.players if not p.forfeited]
@@ -323,7 +327,7 @@ class GameService:
             if state.phase is game.Phase.FINISHED:
                 break
             state, new = game.apply(state, game.Leave(seat.player_id))
-            events = events + translate.wire_events(room_id, new, state)
+            events = events + occurred(new, state)
         return state, events
 
     @staticmethod

@@ -10,10 +10,9 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
-import protocol.messages as pm
 from server import game
-from server.boundary import translate
 from server.domain import room
+from server.domain.events import Occurred, occurred
 from server.service.rooms import Cached, Change, GameService, Outcome, ServiceError
 
 __all__ = ["Seats", "revoked"]
@@ -84,7 +83,7 @@ class Seats:
         one is revoked by the ``p:`` entry, which names the only valid token)."""
         record, back, previous = room.claim(record, player, conn_id)
         seats = {**revoked(fields, player), f"t:{token_hash}": player, f"p:{player}": token_hash}
-        events = translate.wire_events(room_id, back, record.game)
+        events = occurred(back, record.game)
         result = {"player": player, "seat": record.game.seat_of(player), "previous": previous}
         return Change(record, events, result, seats)
 
@@ -118,7 +117,7 @@ class Seats:
             if seated is None or seated.forfeited:
                 raise ServiceError("bad_token", "this seat was given up")
             record, back, previous = room.claim(record, player_id, conn_id)
-            return Change(record, translate.wire_events(room_id, back, record.game))
+            return Change(record, occurred(back, record.game))
 
         outcome = await self.service.transact(room_id, step)
         return outcome, previous
@@ -132,7 +131,7 @@ class Seats:
             if released is None:
                 return None
             record, away = released
-            return Change(record, translate.wire_events(room_id, away, record.game))
+            return Change(record, occurred(away, record.game))
 
         await self.service.if_exists(self.service.transact(room_id, step))
 
@@ -145,7 +144,7 @@ class Seats:
         def step(cached: Cached) -> Change:
             record = cached.record
             room.require_owner(record, player_id, conn_id)
-            events: list[pm.Event] = []
+            events: list[Occurred] = []
             if record.game.phase != game.Phase.FINISHED:  # after game over nothing to forfeit
                 record, events = self.service.apply(room_id, record, [game.Leave(player_id)])
             return Change(room.forget(record, player_id), events, seats=revoked(fields, player_id))

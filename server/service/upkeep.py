@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import protocol.messages as pm
 from server import game
-from server.boundary import translate
 from server.domain import room
+from server.domain.events import Occurred, occurred
 from server.service.rooms import Cached, Change, GameService
 from server.service.seats import Seats, revoked
 from server.storage.redis_store import lease_member, parse_lease
@@ -97,7 +96,7 @@ class Upkeep:
         def step(cached: Cached) -> Change | None:
             nonlocal acted
             record, now = cached.record, service.clock()
-            events: list[pm.Event] = []
+            events: list[Occurred] = []
             turn_due = record.deadline_ms is not None and record.deadline_ms <= now
             absent_due = record.absent_ms is not None and record.absent_ms <= now
             computer_due = record.computer_ms is not None and record.computer_ms <= now
@@ -146,7 +145,7 @@ class Upkeep:
         if brain is None:
             return Change(record.replace(computer_ms=now + TABLE_WAIT_MS))
         show_holds = record.meta.computer_delay_ms > 0
-        events: list[pm.Event] = []
+        events: list[Occurred] = []
         while room.computer_on_turn(record.game) == (player, level):
             luck = computers.luck(record.meta.dice_seed, record.game, player)
             move = computers.next_move(brain, record.game, player, luck, show_holds)
@@ -212,7 +211,7 @@ class Upkeep:
             if cached.record.spectators == count:
                 return None
             record = cached.record.replace(spectators=count)
-            events = translate.wire_events(room_id, [room.SpectatorCount(count)], record.game)
+            events = occurred([room.SpectatorCount(count)], record.game)
             return Change(record, events)
 
         await self.service.if_exists(self.service.transact(room_id, step))

@@ -13,6 +13,7 @@ from protocol.types import Box
 from server import game
 from server.boundary import translate
 from server.domain import room
+from server.domain.events import Occurred, occurred
 from server.service.rooms import ServiceError
 
 
@@ -44,12 +45,12 @@ def test_play_commands_become_engine_commands_without_dice() -> None:
 
 def test_a_game_s_events_are_valid_wire_events_in_order() -> None:
     state = game.new_game(game.RuleOptions(first_player="seat_order"), 1)
-    wire: list[pm.Event] = []
+    happened: list[Occurred] = []
     for command in (game.Join("p", "Ann"), game.Start("p"), game.Roll("p", (6, 6, 6, 6, 6))):
         state, events = game.apply(state, command)
-        wire += translate.wire_events("r", events, state)
-    numbered = translate.sequenced(wire, 1, deadline_ms=99, now=7)
-    assert [e.seq for e in numbered] == list(range(1, len(wire) + 1))
+        happened += occurred(events, state)
+    numbered = translate.wire_events("r", happened, None, 1, deadline_ms=99, now=7)
+    assert [e.seq for e in numbered] == list(range(1, len(happened) + 1))
     kinds = [pm.message_type(e) for e in numbered]
     assert kinds == ["player_joined", "host_changed", "game_started", "turn_changed", "rolled"]
     turn = numbered[3]
@@ -65,13 +66,12 @@ def test_a_game_s_events_are_valid_wire_events_in_order() -> None:
 
 def test_room_events_become_wire_events() -> None:
     state = game.new_game(game.RuleOptions(), 2)
-    events = translate.wire_events(
-        "r", [room.PlayerAway("p"), room.PlayerBack("p"), room.SpectatorCount(4)], state
-    )
+    happened = occurred([room.PlayerAway("p"), room.PlayerBack("p"), room.SpectatorCount(4)], state)
+    events = translate.wire_events("r", happened, None, 5)
     assert [msgspec.structs.asdict(e) for e in events] == [
-        {"room": "r", "seq": 1, "player": "p"},
-        {"room": "r", "seq": 1, "player": "p"},
-        {"room": "r", "seq": 1, "count": 4},
+        {"room": "r", "seq": 5, "player": "p"},
+        {"room": "r", "seq": 6, "player": "p"},
+        {"room": "r", "seq": 7, "count": 4},
     ]
 
 
@@ -80,12 +80,12 @@ def _played(commands: list[game.Command], options: game.RuleOptions) -> tuple[
 ]:  # fmt: skip
     state = game.new_game(options, 2)
     engine: list[game.Event] = []
-    wire: list[pm.Event] = []
+    happened: list[Occurred] = []
     for command in commands:
         state, events = game.apply(state, command)
         engine += events
-        wire += translate.wire_events("r", events, state)
-    return engine, translate.sequenced(wire, 1, deadline_ms=None, now=0)
+        happened += occurred(events, state)
+    return engine, translate.wire_events("r", happened, None, 1, deadline_ms=None, now=0)
 
 
 def test_an_extra_yahtzee_taken_as_a_bonus_has_a_wire_form_and_comes_back() -> None:
