@@ -501,11 +501,14 @@ export class YahtzeeClient {
    * resuming (store it yourself to survive a restart, then call `resumeAs`).
    * @param {string} room
    * @param {string} name
-   * @param {{inviteCode?: string|null, joinKey?: string}} [options]
+   * @param {{inviteCode?: string|null, joinKey?: string, seed?: string|null}} [options]
+   *   seed: the player's client seed for the provably fair dice (v1.1, 1..64 printable ASCII
+   *   characters; protocol/fairdice.md), or null for none.
    */
-  async join(room, name, { inviteCode = null, joinKey = randomKey(16) } = {}) {
-    const result = await this._enterWith(room, "join",
-      { room, name, invite_code: inviteCode, join_key: joinKey });
+  async join(room, name, { inviteCode = null, joinKey = randomKey(16), seed = null } = {}) {
+    const fields = { room, name, invite_code: inviteCode, join_key: joinKey };
+    if (seed) fields.seed = seed;
+    const result = await this._enterWith(room, "join", fields);
     this.session = { room, role: "player", token: result.token, player: result.player,
       inviteCode };
     return result;
