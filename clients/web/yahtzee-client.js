@@ -122,6 +122,9 @@ export class YahtzeeClient {
     /** From `welcome`. @type {null|{server_version: string, protocol_version: string,
      * heartbeat_seconds: number}} */
     this.welcome = null;
+    /** The server's clock minus this one's, in ms, from `welcome.server_time_ms` (0 until then).
+     * @type {number} */
+    this.clockOffsetMs = 0;
     this._ws = null;
     this._ready = false;
     this._closing = false;
@@ -287,6 +290,10 @@ export class YahtzeeClient {
 
   async _onWelcome(number, welcome) {
     this.welcome = welcome;
+    // The server's clock minus ours (turn deadlines are in the server's clock: SPEC 10.6).
+    if (typeof welcome.server_time_ms === "number") {
+      this.clockOffsetMs = welcome.server_time_ms - Date.now();
+    }
     this._attempt = 0;
     this._startHeartbeat(welcome.heartbeat_seconds);
     this._request("hello", { client: this.clientName }, { now: true }).catch(() => {});

@@ -244,6 +244,7 @@ async def test_two_players_and_a_spectator(pages: Pages) -> None:
     # Ann creates a room (her name is markup on purpose: it must show as text).
     ann_name = "Ann <b>bold</b>"
     await ann.fill("#name", ann_name)
+    await ann.click("#more summary")
     await ann.fill("#seats", "2")
     await ann.select_option("#first-player", "seat_order")
     await ann.click("#create-button")
@@ -272,7 +273,7 @@ async def test_two_players_and_a_spectator(pages: Pages) -> None:
     await expect(ann.locator("#scorecard thead th.current")).to_contain_text(ann_name)
     await expect(ann.locator("#turn-line")).to_have_class(re.compile(r"\bmine\b"))
     await expect(ann).to_have_title(re.compile("Your turn"))
-    await expect(bob).to_have_title("Yahtzee")
+    await expect(bob).not_to_have_title(re.compile("Your turn"))
 
     pages_by_player: dict[str, Page] = {
         await ann.evaluate("window.yahtzee.session.player"): ann,
@@ -439,9 +440,9 @@ async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
         await expect(listed).to_contain_text("Remote")
         await expect(listed).to_contain_text("1/3 seated")
         await remote.leave()
-        # A keyboard user jumps past the room list to the form.
-        await page.click('nav.skip a[href="#create"]')
-        await expect(page.locator("#create")).to_be_focused()
+        # The forms are folded under "More options".
+        await expect(page.locator("#create")).to_be_hidden()
+        await page.click("#more summary")
 
         # A Yatzy room: the form and the table show only Yatzy's options.
         await page.fill("#name", "Pia")
@@ -459,7 +460,7 @@ async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
 
         # The share link carries the room in the fragment.
         await page.click("#share")
-        await expect(page.locator("#share-link")).to_have_value(f"{pages.server.http}/#room={room}")
+        await expect(page.locator("#share-link")).to_have_value(f"{pages.server.http}/#/room/{room}")
 
         # Starting with an empty seat asks first; cancelled, the room waits.
         await page.click("#start")
@@ -511,6 +512,7 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         await expect(page.locator(f'#rooms li[data-room="{created.room}"]')).to_have_count(0)
         # Without the code the server refuses, and the page says why.
         await page.fill("#name", "Gus")
+        await page.click("#more summary")
         await page.fill("#join-room", created.room)
         await page.click("#join-button")
         await expect(page.locator("#notice")).to_contain_text("private")
@@ -519,18 +521,25 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         # The host's link: room and invite code in the fragment, never in the query.
         link = f"/#room={created.room}&invite={created.invite_code}"
         guest = await pages.open(link)
+        # The landing shows the room, its host and players, and one Join button.
         await expect(guest.locator("#invited")).to_be_visible()
-        await expect(guest.locator("#join-invite")).to_have_value(created.invite_code)
-        await guest.fill("#name", "Gus")
-        await guest.click("#join-button")
+        await expect(guest.locator("#hero")).to_be_hidden()
+        await expect(guest.locator("#invited-title")).to_contain_text("Hanna invites you")
+        await expect(guest.locator("#invited-text")).to_contain_text("1 of 2 seats taken")
+        await expect(guest.locator("#invited-players li")).to_have_text(["Hanna (host) "])
+        await expect(guest.locator("#invited button:visible")).to_have_count(1)
+        assert await axe_serious(guest) == []  # the invitation
+        await guest.fill("#invite-name", "Gus")
+        await guest.click("#invited-join")
         await expect(guest.locator("#table")).to_be_visible()
         await expect(guest.locator("#waiting")).to_contain_text("Hanna starts the game")
         # Hanna sat down before Gus came: that line comes from the private room's log.
         await expect(guest.locator("#log li", has_text="Hanna sat down")).to_have_count(1)
         await guest.click("#share")
         shared = await guest.locator("#share-link").input_value()
-        assert shared == pages.server.http + link
-        assert "?" not in shared
+        assert shared == f"{pages.server.http}/#/room/{created.room}?invite={created.invite_code}"
+
+        assert urllib.parse.urlsplit(shared).query == ""  # all of it in the fragment
         async with asyncio.timeout(20):
             await host.wait_for(lambda m: len(m.players) == 2)
 
@@ -543,6 +552,18 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         watcher = await pages.open(link + "&watch=1")
         await expect(watcher.locator("#role")).to_have_text("spectating")
         await expect(watcher.locator("#scorecard thead")).to_contain_text("Hanna")
+        # The old link form is rewritten to the new address.
+        await watcher.wait_for_function(
+            f"location.hash === '#/watch/{created.room}?invite={created.invite_code}'"
+        )
+
+        # Once the game has started, the friend's link offers to watch it.
+        await host.start()
+        late = await pages.open(link)
+        await expect(late.locator("#invited-text")).to_contain_text("the game has started")
+        await expect(late.locator("#invited-join")).to_be_hidden()
+        await late.click("#invited-watch")
+        await expect(late.locator("#role")).to_have_text("spectating")
 
 
 async def test_phone_holds_eight_players(pages: Pages) -> None:
@@ -607,6 +628,7 @@ async def test_lobby_is_pushed_to_a_second_page_without_any_click(pages: Pages) 
     await watcher.wait_for_function("window.yahtzee.lobbyMode === 'stream'")
     # Another client (the first page) creates a room; the second page's lobby shows it.
     await creator.fill("#name", "Pushed Paula")
+    await creator.click("#more summary")
     await creator.click("#create-button")
     await expect(creator.locator("#table")).to_be_visible()
     room = (await creator.locator("#room-id").text_content()) or ""
@@ -681,9 +703,13 @@ async def test_accessibility_and_a_solo_game_to_the_end(pages: Pages) -> None:
     page = await pages.open()
     assert await axe_serious(page) == []  # the lobby
 
-    await page.click("#sound")
+    # Sound is on by default, and the switch is in view.
     await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "true")
+    await page.click("#sound")
+    await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "false")
+    await expect(page.locator("#sound")).to_have_text(re.compile("Sound off"))
     await page.fill("#name", "Solo")
+    await page.click("#more summary")
     await page.fill("#seats", "1")
     await page.click("#create-button")
     await expect(page.locator("#start")).to_be_visible()
@@ -719,10 +745,12 @@ async def test_quick_play_seats_two_strangers_and_starts(
         first = await quick.open()
         second = await quick.open()
         await first.fill("#name", "Quick One")
+        await first.click("#more summary")
         await first.click("#quick-play")
         await expect(first.locator("#waiting")).to_contain_text("1/2 seated")
         room = (await first.locator("#room-id").text_content()) or ""
         await second.fill("#name", "Quick Two")
+        await second.click("#more summary")
         await second.click("#quick-play")
         await expect(second.locator("#room-id")).to_have_text(room)
         # Full: the game starts by itself.
@@ -767,8 +795,11 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
     page = await cpu_pages.open()
     assert await axe_serious(page) == []  # the lobby with its computer controls
     await page.fill("#name", "Vera")
+    await page.click("#more summary")
+    await page.select_option("#play-computers", "1")
     await page.select_option("#play-level", "hard")
-    await page.click("#play-computer")
+    await page.select_option("#play-speed", "instant")
+    await page.click("#play-now")
     # One click: a room with the computer seated, joined and started.
     await expect(page.locator("#table")).to_be_visible()
     await expect(page.locator("#scorecard thead .cpu")).to_have_count(1)
@@ -805,7 +836,8 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
             lines = await options.all_text_contents()
             assert all(
                 re.fullmatch(
-                    r"(Keep [1-6 ]+, roll again|Roll all five again|Score [A-Za-z0-9 ]+) · \d+\.\d",
+                    r"(Keep [1-6 ]+, roll again|Roll all five again|(Score|Put 0 in) [A-Za-z0-9 ]+)"
+                    r" · \d+\.\d",
                     line,
                 )
                 for line in lines
@@ -823,7 +855,7 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
             await page.click("#ask-hint")
             await expect(options).to_have_count(3)
             for line in await options.all_text_contents():
-                assert line.startswith("Score "), line
+                assert line.startswith(("Score ", "Put 0 in ")), line
             advised = page.locator("#scorecard td.advised.mine button")
             await expect(advised).to_have_count(1)
             await expect(advised).to_have_attribute("aria-label", re.compile(", advised$"))
@@ -913,6 +945,7 @@ async def test_room_form_lobby_computers_variants_and_the_bonus_button(cpu_pages
 
     page = await cpu_pages.open()
     await page.fill("#name", "Hosting Hal")
+    await page.click("#more summary")
     await page.fill("#seats", "3")
     await page.fill("#computers", "5")
     await page.dispatch_event("#seats", "input")
@@ -941,6 +974,8 @@ async def test_room_form_lobby_computers_variants_and_the_bonus_button(cpu_pages
     assert await axe_serious(page) == []  # the room's lobby with the roster
     await page.click("#leave")
     await expect(page.locator("#lobby")).to_be_visible()
+    if not await page.locator("#create").is_visible():
+        await page.click("#more summary")
 
     # The house variants and no hints (no computer: the server needs no table for this room).
     await page.fill("#seats", "1")
@@ -983,14 +1018,17 @@ async def test_phone_play_vs_computer_controls_fit(cpu_pages: Pages) -> None:
 
     context = await cpu_pages.context(phone=True)
     page = await cpu_pages.open(phone=True, context=context)
-    for control in ("#play-computer", "#play-level"):
+    await page.click("#more summary")
+    for control in ("#play-now", "#play-level", "#play-speed", "#play-computers"):
         await expect(page.locator(control)).to_be_visible()
         box = await page.locator(control).bounding_box()
         assert box is not None
         assert box["x"] + box["width"] <= PHONE["width"], control
     await page.fill("#name", "Phoebe")
+    await page.select_option("#play-computers", "1")
     await page.select_option("#play-level", "easy")
-    await page.click("#play-computer")
+    await page.select_option("#play-speed", "instant")
+    await page.click("#play-now")
     await page.wait_for_function(MY_TURN_OR_OVER)
     await page.click("#roll")
     await expect(page.locator("#dice .die.blank")).to_have_count(0)
