@@ -1810,7 +1810,7 @@ function wireSoundAndAlerts() {
   const showSound = () => {
     const on = soundOn();
     sound.setAttribute("aria-pressed", String(on));
-    sound.textContent = on ? "🔊 Sound on" : "🔇 Sound off";
+    sound.textContent = on ? "♪ Sound on" : "♪ Sound off";
   };
   sound.addEventListener("click", () => {
     localStorage.setItem(SOUND_KEY, soundOn() ? "off" : "on");
