@@ -427,7 +427,9 @@ class TableScreen(Screen[None]):
         Binding("4", "hold_die(3)", "Hold 4", show=False),
         Binding("5", "hold_die(4)", "Hold 5", show=False),
         Binding("s", "start", "Start"),
-        Binding("question_mark", "hint", "Hint"),
+        # h as on the web page; ? stays as an alias.
+        Binding("h", "hint", "Hint"),
+        Binding("question_mark", "hint", "Hint", show=False),
         Binding("b", "take_bonus", "Take +100"),
         Binding("c", "add_computer", "Add computer"),
         Binding("ctrl+l", "leave", "Leave"),
@@ -520,6 +522,8 @@ class TableScreen(Screen[None]):
         model = self.client.model
         header = self.query_one("#header", Static)
         role = "watching" if self.spectator else "playing"
+        if model is not None and model.status is RoomStatus.FINISHED:
+            role = "game over"
         status = self.client.status
         if model is None or model.room != self.room:
             header.update(Text(f"Room {self.room} ({role}) - loading... [{status}]"))

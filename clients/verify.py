@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -22,7 +23,7 @@ from typing import Any
 
 from protocol.fairdice import Status, Verdict, verify_log
 
-__all__ = ["EXIT_CODES", "FetchError", "fetch_events", "register", "run"]
+__all__ = ["EXIT_CODES", "FetchError", "fetch_events", "http_url", "register", "run"]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 PAGE_SIZE = 1000  # the largest page the service serves
@@ -31,6 +32,20 @@ TIMEOUT_SECONDS = 10.0
 EXIT_CODES: dict[Status, int] = {Status.VERIFIED: 0, Status.MISMATCH: 1, Status.UNVERIFIABLE: 2}
 """Exit status of ``yahtzee verify`` for each verdict (2 also when the log cannot be read)."""
 EXIT_UNREADABLE = 2
+
+
+def http_url(value: str) -> str:
+    """The service's HTTP base URL from any form ``play`` accepts: ``http(s)://host:port``,
+    a bare ``host:port`` or the WebSocket URL ``ws(s)://host:port/ws`` (its path dropped)."""
+    url = value.strip()
+    if "://" not in url:
+        url = "http://" + url
+    scheme, rest = url.split("://", 1)
+    scheme = {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme.lower())
+    host, _, path = rest.partition("/")
+    if path.rstrip("/") == "ws":  # the WebSocket endpoint: the API is beside it
+        path = ""
+    return f"{scheme}://{host}" + (f"/{path}".rstrip("/") if path else "")
 
 
 class FetchError(Exception):
@@ -131,8 +146,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("room", metavar="ROOM")
     parser.add_argument(
         "--url",
-        default=DEFAULT_URL,
-        help="HTTP URL of the service (default: %(default)s)",
+        type=http_url,
+        default=http_url(os.environ.get("YAHTZEE_URL") or DEFAULT_URL),
+        help="the service, as for play: http://host:port, host:port or ws://host:port/ws "
+        "(default: $YAHTZEE_URL, else %(default)s)",
     )
     parser.add_argument("--invite-code", help="invite code of a private room (sent as a header)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")

@@ -1,39 +1,112 @@
 // Yahtzee in the browser: lobby, table, spectator view and replays.
 //
 // The protocol lives in yahtzee-client.js (commands, acks, resume by seq, expect_seq, join and
-// create keys); the room model in room-model.js. This file is the page: it keeps the seat in
-// localStorage (a closed tab or a restarted browser offers "Resume game"; a reload resumes at
-// once), draws the table from the model after every event, rebuilds the move history from the
-// room's log, and keeps the lobby live (pushed by the server, GET /lobby). Protocol 1.2: play
-// the server's computer players in one click, the advisor (Hint), the +100 take of `bonus_turn`
-// rooms and the analysis of a finished game (GET /rooms/{id}/analysis).
+// create keys); the room model in room-model.js; the fair-dice check in fairdice.js. This file
+// is the page: one click seats you against computer players (a default name, kept in
+// localStorage), every view has an address (#/room/ID, #/watch/ID, #/replay/ID?turn=N: the
+// server serves only /, so the routes live in the fragment, which no server ever sees), the seat
+// is kept in localStorage (a closed tab or a restarted browser offers "Resume game"; a reload
+// resumes at once), the table is drawn from the model after every event, and the lobby is live
+// (pushed by the server, GET /lobby). Protocol 1.2: computer players, the advisor (Hint), the
+// +100 take of `bonus_turn` rooms and the analysis of a finished game.
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
 import {
-  YahtzeeClient, fetchAnalysis, fetchEventLog, fetchRoom, fetchRooms,
+  YahtzeeClient, fetchAnalysis, fetchEventLog, fetchRoom, fetchRooms, randomKey,
 } from "./yahtzee-client.js";
 import {
   BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
   historyOf, initialModel, nameOf, playerOf, standings,
 } from "./room-model.js";
+import { verifyLog } from "./fairdice.js";
 
 const SEAT_KEY = "yahtzee.session";     // localStorage: the seat (or watched room), kept
 const ACTIVE_KEY = "yahtzee.active";    // sessionStorage: this tab is at that table
+const NAME_KEY = "yahtzee.name";        // localStorage: the player's name (a default at first)
+const SOUND_KEY = "yahtzee.sound";      // localStorage: "off" silences the page (on by default)
+const LEVEL_KEY = "yahtzee.computerLevel";  // localStorage: the settings of "Play now"
+const COUNT_KEY = "yahtzee.computerCount";
+const SPEED_KEY = "yahtzee.computerSpeed";
 const LOBBY_POLL_MS = 3000;          // polling GET /rooms, when the lobby stream fails
 const LOBBY_STREAM_FAILURES = 3;     // stream errors in a row (no list between) before polling
 const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
 // Events that leave the game as it was (presence only): they keep the advice shown.
 const PRESENCE = REPLAY_SKIPS;
 const LEVELS = ["easy", "medium", "hard", "optimal"];
-const LEVEL_KEY = "yahtzee.computerLevel";  // localStorage: the level of "Play vs computer"
+/** Computer speeds: the room's `computer_delay_ms` (null: the server's default). */
+const SPEEDS = { instant: 0, fast: 250, normal: null };
 const HINT_RETRY_MS = 1500;          // the advisor is warming up: ask again after this
 const HINT_ATTEMPTS = 20;
 const ANALYSIS_SHOWN = 10;           // costly decisions listed per player
+const CELEBRATE_MS = 2400;
 const SPOKEN_FACES = ["", "one", "two", "three", "four", "five", "six"];
 // Pip positions (1-9 in a 3 x 3 grid, row by row) for each face.
 const PIPS = { 1: [5], 2: [3, 7], 3: [3, 5, 7], 4: [1, 3, 7, 9], 5: [1, 3, 5, 7, 9],
   6: [1, 3, 4, 6, 7, 9] };
+
+/**
+ * Every error code of the protocol (SPEC section 9.1) and the page's own, as a sentence for
+ * people: no code, no phase name. An unknown code (a newer server) shows the server's message.
+ */
+const FRIENDLY = {
+  malformed: "The page sent something the server could not read. Reload the page and try again.",
+  unknown_type: "This server does not understand that request: reload the page to update it.",
+  missing_field: "That request was incomplete. Reload the page and try again.",
+  invalid_field: "That value is not accepted. Check what you entered and try again.",
+  out_of_range: "That number is out of range. Check what you entered and try again.",
+  frame_too_large: "That request was too large for the server.",
+  too_deep: "That request was too complicated for the server.",
+  string_too_long: "That text is too long.",
+  wrong_frame_type: "The connection got mixed up. Reload the page.",
+  rate_limited: "Too many clicks in a short time: wait a moment, then try again.",
+  room_not_found: "That room does not exist any more.",
+  invite_required: "This room is private: you need the invitation link from its host.",
+  room_full: "Every seat in this room is taken, but you can watch the game.",
+  bad_token: "Your seat in that room is no longer valid.",
+  not_in_room: "You are not at a table right now.",
+  already_in_room: "You are already at a table: leave it first.",
+  spectator_cannot_act: "You are watching this game: only the players can move.",
+  conflict: "Someone changed the table at the same moment: try again.",
+  stale_state: "The table changed before your move arrived: look again and retry.",
+  internal_error: "Something went wrong on the server. Try again in a moment.",
+  unavailable: "The server is busy right now. Try again in a moment.",
+  unsupported: "This server does not offer that.",
+  hints_disabled: "Hints are turned off in this game.",
+  wrong_phase: "That move is not possible at this point of the turn.",
+  game_not_started: "The game has not started yet.",
+  game_already_started: "This game has already started, but you can watch it.",
+  game_over: "This game is over.",
+  already_joined: "You already have a seat in this room.",
+  not_a_player: "Only the players of this game can do that.",
+  not_host: "Only the host can do that.",
+  not_your_turn: "It is not your turn.",
+  must_roll_first: "Roll the dice first.",
+  no_rolls_left: "No rolls left this turn: pick a box to score.",
+  invalid_dice: "Those dice cannot be held or kept right now.",
+  nothing_to_roll: "All five dice are held: release one to roll, or pick a box.",
+  category_taken: "That box is already filled.",
+  box_not_allowed: "The Joker rule does not allow that box with these dice.",
+  unknown_box: "This game has no such box.",
+  invalid_name: "That name cannot be used: pick another one.",
+  // The page's own (the client library and the HTTP helpers).
+  closed: "The connection to the server was closed. Reload the page.",
+  connection_lost: "The connection dropped: reconnecting…",
+  connection_failed: "The server cannot be reached. Check your connection and reload.",
+  http_404: "That room does not exist any more.",
+  http_403: "This room is private: you need the invitation link from its host.",
+  http_503: "The server is busy right now. Try again in a moment.",
+};
+
+/** A sentence for a refusal (a CommandError or any error). */
+function friendlyError(err) {
+  const code = err && err.code;
+  if (code && FRIENDLY[code]) return FRIENDLY[code];
+  const message = (err && err.message) || "";
+  // A newer server's code: its message, without identifiers written with underscores.
+  if (message) return message.replace(/\b[a-z]+(?:_[a-z]+)+\b/g, (w) => w.replace(/_/g, " "));
+  return "Something went wrong. Try again in a moment.";
+}
 
 const $ = (id) => document.getElementById(id);
 
@@ -58,18 +131,27 @@ function el(tag, attrs, ...children) {
 // ------------------------------------------------------------------ state
 
 const client = new YahtzeeClient(wsUrl(), { clientName: "yahtzee-web" });
-/** This tab's seat or watched room: {room, role, token?, player?, inviteCode?, name?, auto?} */
+/** This tab's seat or watched room: {room, role, token?, player?, inviteCode?, name?, auto?,
+ * seed?} */
 let session = null;
 let model = null;             // the room as the page knows it
 let moves = new Map();        // seq -> line of the move history
+let roomEvents = new Map();   // seq -> event of the room at the table (the log, then live)
 let rolling = new Set();      // dice indexes to animate on the next draw
-let replay = null;            // {room, states, lines, at}
+let replay = null;            // {room, inviteCode, states, lines, turns, at, analysis, events}
 let lobbyFeed = null;         // stops the lobby feed while the lobby is shown
 let lobbyMode = null;         // how the lobby list arrives: "stream", "polling" or null
+let liveRooms = [];           // the lobby's last list
 /** The advice shown: {seq, status: "asking"|"warming"|"shown"|"failed", result?, text?} */
 let advice = null;
 /** The analysis of the finished room shown at game over: {room, status, data?, text?} */
 let analysis = null;
+/** A friend's link being shown: {room, invite, status: "loading"|"ready"|"error", snapshot?} */
+let invitation = null;
+/** The dice check of the finished room: {room, status, verdict?} */
+let verification = null;
+let scrolledFor = null;       // the turn whose column was last scrolled into view
+let celebrateTimer = null;
 
 function wsUrl() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -94,21 +176,156 @@ function forgetSeat() {
   sessionStorage.removeItem(ACTIVE_KEY);
 }
 
+// ------------------------------------------------------------------ addresses
+
+const intOrNull = (text) => (text !== null && /^\d+$/.test(text) ? Number(text) : null);
+
+/**
+ * The view a fragment names: #/ (lobby), #/room/ID, #/watch/ID, #/replay/ID?turn=N&roll=R,
+ * each with ?invite=CODE for a private room; the older #room=ID&invite=CODE&watch=1 too.
+ */
+function parseRoute(hash = location.hash) {
+  const raw = hash.replace(/^#/, "");
+  if (raw.startsWith("/")) {
+    const [path, query = ""] = raw.split("?");
+    const params = new URLSearchParams(query);
+    let parts;
+    try { parts = path.split("/").filter(Boolean).map(decodeURIComponent); } catch { parts = []; }
+    const invite = params.get("invite") || null;
+    if (["room", "watch", "replay"].includes(parts[0]) && parts[1]) {
+      return { view: parts[0], room: parts[1], invite, turn: intOrNull(params.get("turn")),
+        roll: intOrNull(params.get("roll")) };
+    }
+    return { view: "lobby" };
+  }
+  const params = new URLSearchParams(raw);
+  const room = params.get("room");
+  if (!room) return { view: "lobby" };
+  return { view: params.get("watch") === "1" ? "watch" : "room", room,
+    invite: params.get("invite") || null, turn: null, roll: null };
+}
+
+/** The fragment of a view ("" for the lobby). */
+function routeHash(route) {
+  if (!route || route.view === "lobby") return "";
+  const query = new URLSearchParams();
+  if (route.invite) query.set("invite", route.invite);
+  if (route.turn !== null && route.turn !== undefined) query.set("turn", String(route.turn));
+  if (route.roll !== null && route.roll !== undefined) query.set("roll", String(route.roll));
+  const tail = query.toString() ? `?${query}` : "";
+  return `#/${route.view}/${encodeURIComponent(route.room)}${tail}`;
+}
+
+/** A link to a view, for sharing. */
+function routeLink(route) {
+  return `${location.origin}/${routeHash(route)}`;
+}
+
+let shownHash = location.hash;   // the fragment the page last showed or followed
+let pending = null;               // the view being entered (its address stays meanwhile)
+
+/** The address of what the page shows now. */
+function currentRoute() {
+  if (pending) return pending;
+  if (session) {
+    return { view: session.role === "player" ? "room" : "watch", room: session.room,
+      invite: session.inviteCode || null };
+  }
+  if (replay) {
+    const turn = replay.turns[replay.at];
+    return { view: "replay", room: replay.room, invite: replay.inviteCode || null,
+      turn: turn ? turn : null, roll: null };
+  }
+  if (invitation) return { view: "room", room: invitation.room, invite: invitation.invite };
+  return { view: "lobby" };
+}
+
+/** Put the address of the view shown in the location bar (a new history entry per view). */
+function syncAddress() {
+  const hash = routeHash(currentRoute());
+  const now = location.hash === "#/" ? "" : location.hash;
+  if (hash === now) return;
+  const before = parseRoute(now);
+  const after = parseRoute(hash);
+  const sameView = before.view === after.view && before.room === after.room;
+  history[sameView ? "replaceState" : "pushState"](null, "", hash || location.pathname);
+  shownHash = location.hash;
+}
+
+/** Back, forward, an edited address or a clicked link: show that view. */
+async function onNavigate() {
+  if (location.hash === shownHash) return;
+  shownHash = location.hash;
+  await follow(parseRoute());
+}
+
+async function follow(route) {
+  if (route.view !== "lobby") pending = route;
+  try {
+    await followRoute(route);
+  } finally {
+    if (pending === route) pending = null;
+  }
+  render();
+}
+
+async function followRoute(route) {
+  if (route.view === "lobby") {
+    invitation = null;
+    replay = null;
+    if (session && !await leave()) syncAddress();
+    else render();
+    return;
+  }
+  if (session && session.room === route.room && route.view !== "replay") return;
+  if (session) {
+    // Another room's address while at a table: a finished game is left quietly, a game in
+    // progress only after the question.
+    if (!await leave()) {
+      pending = null;
+      syncAddress();
+      return;
+    }
+  }
+  if (route.view === "replay") {
+    invitation = null;
+    await openReplay(route.room, { turn: route.turn, roll: route.roll, inviteCode: route.invite });
+    return;
+  }
+  if (route.view === "watch") {
+    invitation = null;
+    await watchRoom(route.room, route.invite);
+    return;
+  }
+  const seat = storedSeat();
+  if (seat && seat.room === route.room) {
+    await resumeSeat();
+    return;
+  }
+  replay = null;
+  await showInvitation(route);
+}
+
 // ------------------------------------------------------------------ feedback
 
-function notify(text) {
+let noticeTimer = null;
+/** A message at the bottom of the screen, optionally with one action button. */
+function notify(text, action = null) {
   const box = $("notice");
-  box.textContent = text;
+  $("notice-text").textContent = text || "";
   box.hidden = !text;
-  if (text) setTimeout(() => { if (box.textContent === text) box.hidden = true; }, 6000);
+  const button = $("notice-action");
+  button.hidden = !action;
+  if (action) {
+    button.textContent = action.label;
+    button.onclick = () => { box.hidden = true; action.run(); };
+  }
+  clearTimeout(noticeTimer);
+  if (text) noticeTimer = setTimeout(() => { box.hidden = true; }, action ? 12000 : 6000);
 }
 
 function fail(err) {
-  if (err && err.code === "stale_state") {
-    notify("The table changed before your move arrived: look again and retry.");
-    return;
-  }
-  notify((err && (err.message || err.code)) || String(err));
+  notify(friendlyError(err));
 }
 
 // Each announcement is its own line in the live region, so a score followed at once by the
@@ -120,18 +337,21 @@ function announce(text) {
   while (region.childElementCount > 4) region.firstElementChild.remove();
 }
 
+const soundOn = () => localStorage.getItem(SOUND_KEY) !== "off";
+
 let audio = null;
-function beep(frequency, ms) {
-  if (localStorage.getItem("yahtzee.sound") !== "on") return;
+function beep(frequency, ms, delayMs = 0) {
+  if (!soundOn()) return;
   try {
     audio = audio || new AudioContext();
     const osc = audio.createOscillator();
     const gain = audio.createGain();
     osc.frequency.value = frequency;
-    gain.gain.value = 0.08;
+    gain.gain.value = 0.06;
     osc.connect(gain).connect(audio.destination);
-    osc.start();
-    osc.stop(audio.currentTime + ms / 1000);
+    const at = audio.currentTime + delayMs / 1000;
+    osc.start(at);
+    osc.stop(at + ms / 1000);
   } catch { /* no audio: the game goes on silently */ }
 }
 
@@ -142,15 +362,30 @@ function alertMyTurn() {
   }
 }
 
-/** A yes/no question in a modal; resolves true for yes. Cancel has the focus. */
+/** A Yahtzee: a banner for a moment (still with reduced motion), a fanfare, an announcement. */
+function celebrate(text) {
+  $("celebrate-text").textContent = text;
+  $("celebrate").hidden = false;
+  announce(text);
+  [523, 659, 784, 1047].forEach((f, i) => beep(f, 140, i * 120));
+  clearTimeout(celebrateTimer);
+  celebrateTimer = setTimeout(() => { $("celebrate").hidden = true; }, CELEBRATE_MS);
+}
+
+/** A yes/no question in a modal that holds the focus; resolves true for yes. */
 function ask(text, yesLabel) {
   return new Promise((resolve) => {
     const returnFocus = document.activeElement;
     $("confirm-text").textContent = text;
     $("confirm-yes").textContent = yesLabel;
     $("confirm").hidden = false;
+    // Everything behind the dialog is out of reach of the keyboard and screen readers.
+    for (const id of ["lobby", "table", "replay"]) $(id).inert = true;
+    document.querySelector("header.top").inert = true;
     const close = (answer) => {
       $("confirm").hidden = true;
+      for (const id of ["lobby", "table", "replay"]) $(id).inert = false;
+      document.querySelector("header.top").inert = false;
       if (returnFocus && returnFocus.isConnected) returnFocus.focus();
       resolve(answer);
     };
@@ -161,6 +396,15 @@ function ask(text, yesLabel) {
   });
 }
 
+/** Tab and Shift+Tab go round the dialog's buttons. */
+function trapFocus(e) {
+  const items = [$("confirm-yes"), $("confirm-no")];
+  const at = items.indexOf(document.activeElement);
+  e.preventDefault();
+  const next = e.shiftKey ? (at <= 0 ? items.length - 1 : at - 1) : (at + 1) % items.length;
+  items[next].focus();
+}
+
 // ------------------------------------------------------------------ events from the client
 
 // The client delivers the snapshot of the room it is entering, which may come before the page
@@ -169,7 +413,11 @@ function onSnapshot(snapshot) {
   const newRoom = !model || model.room !== snapshot.room;
   model = fromSnapshot(snapshot);
   advice = null;  // a snapshot (a new room, a resync) may show another table
-  if (newRoom) moves = new Map();
+  if (newRoom) {
+    moves = new Map();
+    roomEvents = new Map();
+    scrolledFor = null;
+  }
   loadHistory(snapshot);
   render();
 }
@@ -178,17 +426,36 @@ function onEvent(ev) {
   if (!model || ev.room !== model.room) return;
   const line = describeEvent(model, ev);
   const wasMyTurn = myTurn();
+  const cheer = cheerFor(ev);
   applyEvent(model, ev);
+  roomEvents.set(ev.seq, ev);
   if (!PRESENCE.has(ev.type)) advice = null;  // the advice was for the table as it was
   if (line) moves.set(ev.seq, line);
   if (ev.type === "rolled") {
     rolling = new Set([0, 1, 2, 3, 4].filter((i) => !ev.held.includes(i)));
     beep(320, 60);
   }
+  if (ev.type === "player_disconnected") awaySince.set(ev.player, Date.now());
   announceEvent(ev, line);
   if (!wasMyTurn && myTurn()) alertMyTurn();
   render();
+  if (cheer) celebrate(cheer);
   maybeAutoStart();
+}
+
+/** The words of a celebration for a Yahtzee scored (or an extra one), else null. */
+function cheerFor(ev) {
+  if (!["scored", "bonus_taken"].includes(ev.type)) return null;
+  const p = playerOf(model, ev.player);
+  if (!p) return null;
+  const who = session && ev.player === session.player ? "You" : p.name;
+  if (typeof ev.yahtzee_bonus === "number" && ev.yahtzee_bonus > p.totals.yahtzee_bonus) {
+    return `${who}: another Yahtzee! +100`;
+  }
+  if (ev.type === "scored" && ["yahtzee", "yatzy"].includes(ev.box) && ev.points > 0) {
+    return `YAHTZEE! ${who} scored ${ev.points}`;
+  }
+  return null;
 }
 
 function announceEvent(ev, line) {
@@ -215,10 +482,13 @@ async function loadHistory(snapshot) {
   try {
     const events = await fetchEventLog("", snapshot.room, { inviteCode: inviteFor(snapshot.room) });
     if (!model || model.room !== snapshot.room) return;
+    for (const ev of events) if (!roomEvents.has(ev.seq)) roomEvents.set(ev.seq, ev);
     for (const { seq, text } of historyOf(initialModel(snapshot), events)) {
       if (!moves.has(seq)) moves.set(seq, text);
     }
     renderLog();
+    if (model.status === "finished" && analysis && analysis.status === "ready") renderGameOver(
+      session && session.role === "player" ? session.player : null);
   } catch { /* no log (an older server, a private room): the live lines still come */ }
 }
 
@@ -226,6 +496,7 @@ async function loadHistory(snapshot) {
 let entering = null;  // {room, inviteCode} while a join / spectate / rejoin is under way
 function inviteFor(room) {
   if (session && session.room === room) return session.inviteCode || null;
+  if (replay && replay.room === room) return replay.inviteCode || null;
   return entering && entering.room === room ? entering.inviteCode : null;
 }
 
@@ -240,39 +511,59 @@ function maybeAutoStart() {
 
 // ------------------------------------------------------------------ actions
 
-function myName() {
-  const name = $("name").value.trim();
+/** The stored name, or a new default one ("Player 417"), kept for next time. */
+function storedName() {
+  let name = (localStorage.getItem(NAME_KEY) || "").trim();
   if (!name) {
-    notify("Enter your name first.");
-    $("name").focus();
-    return null;
+    name = `Player ${100 + Math.floor(Math.random() * 900)}`;
+    localStorage.setItem(NAME_KEY, name);
   }
-  localStorage.setItem("yahtzee.name", name);
+  return name;
+}
+
+/** The name to play under: what is typed, else the default; never asks. */
+function myName(field = "name") {
+  const typed = $(field).value.trim();
+  const name = typed || storedName();
+  localStorage.setItem(NAME_KEY, name);
+  $("name").value = name;
+  $("invite-name").value = name;
   return name;
 }
 
 function enterRoom(next) {
   session = next;
+  invitation = null;
+  replay = null;
+  verification = null;
   if (model && model.room !== next.room) {
     model = null;
     moves = new Map();
+    roomEvents = new Map();
   }
   keepSession();
   render();
 }
 
-async function joinRoom(room, inviteCode, extra = {}) {
-  const name = myName();
-  if (!name) return false;
+/** A seat; the page adds a client seed of its own to the room's dice (protocol/fairdice.md). */
+async function joinRoom(room, inviteCode, extra = {}, nameField = "name") {
+  const name = myName(nameField);
   entering = { room, inviteCode: inviteCode || null };
+  const seed = `web-${randomKey(12)}`;
   try {
-    const result = await client.join(room, name, { inviteCode: inviteCode || null });
+    const result = await client.join(room, name, { inviteCode: inviteCode || null, seed });
     enterRoom({ room, role: "player", token: result.token, player: result.player,
-      inviteCode: inviteCode || null, name, ...extra });
+      inviteCode: inviteCode || null, name, seed, ...extra });
     maybeAutoStart();  // a rematch with computers is full as soon as its person sits down
     return true;
   } catch (err) {
-    fail(err);
+    if (["game_already_started", "room_full", "game_over"].includes(err.code)) {
+      notify(friendlyError(err), err.code === "game_over"
+        ? { label: "See the replay", run: () => openReplay(room, { inviteCode }) }
+        : { label: "Watch it", run: () => watchRoom(room, inviteCode) });
+    } else {
+      fail(err);
+    }
     return false;
   }
 }
@@ -282,7 +573,10 @@ async function watchRoom(room, inviteCode) {
   try {
     await client.spectate(room, { inviteCode: inviteCode || null });
     enterRoom({ room, role: "spectator", inviteCode: inviteCode || null });
-  } catch (err) { fail(err); }
+  } catch (err) {
+    fail(err);
+    render();
+  }
 }
 
 async function resumeSeat() {
@@ -294,12 +588,18 @@ async function resumeSeat() {
     else await client.spectate(seat.room, { inviteCode: seat.inviteCode || null });
     enterRoom(seat);
   } catch (err) {
-    notify(`Could not return to room ${seat.room}: ${err.message || err.code}`);
-    if (["bad_token", "room_not_found", "invite_required", "bad_invite"].includes(err.code)) {
+    notify(`Could not return to room ${seat.room}: ${friendlyError(err)}`);
+    if (["bad_token", "room_not_found", "invite_required", "game_over"].includes(err.code)) {
       forgetSeat();
-      renderLobby();
     }
+    render();
   }
+}
+
+/** The room's computer delay for a speed name ({} for the server's default). */
+function speedFields(speed) {
+  const ms = SPEEDS[speed];
+  return ms === null || ms === undefined ? {} : { computer_delay_ms: ms };
 }
 
 function roomFields() {
@@ -319,6 +619,7 @@ function roomFields() {
     options,
     computers: Array.from({ length: computers }, () => ({ level })),
     hints: $("hints").checked,
+    ...speedFields($("computers-speed").value),
   };
 }
 
@@ -331,16 +632,73 @@ function limitComputers() {
 
 async function createRoom(event) {
   event.preventDefault();
-  if (!myName()) return;
   try {
     const created = await client.createRoom(roomFields());
     await joinRoom(created.room, created.invite_code);
   } catch (err) { fail(err); }
 }
 
-/** Quick play: a seat in an open public room, or a new 2-seat room that starts when full. */
+/** The settings of "Play now" (More options), kept in localStorage. */
+function playSettings() {
+  const count = Math.max(1, Math.min(7, Number($("play-computers").value) || 2));
+  const level = LEVELS.includes($("play-level").value) ? $("play-level").value : "medium";
+  const speed = $("play-speed").value in SPEEDS ? $("play-speed").value : "fast";
+  return { count, level, speed };
+}
+
+function keepPlaySettings() {
+  const { count, level, speed } = playSettings();
+  localStorage.setItem(COUNT_KEY, String(count));
+  localStorage.setItem(LEVEL_KEY, level);
+  localStorage.setItem(SPEED_KEY, speed);
+  renderPlayNowWho();
+}
+
+/**
+ * Play now: one click seats you against the server's computer players (named by the server)
+ * in a new public room that starts at once, under the default name if none was typed.
+ */
+async function playNow() {
+  const { count, level, speed } = playSettings();
+  keepPlaySettings();
+  const button = $("play-now");
+  button.setAttribute("aria-busy", "true");
+  try {
+    const created = await client.createRoom({ seats: count + 1, public: true,
+      options: { first_player: "roll_off" }, computers: Array.from({ length: count },
+        () => ({ level })), hints: true, ...speedFields(speed) });
+    if (await joinRoom(created.room, created.invite_code)) await client.start();
+  } catch (err) {
+    fail(err);
+  } finally {
+    button.removeAttribute("aria-busy");
+  }
+}
+
+/** Play a friend: a private two-seat room; the table shows the link to send. */
+async function playFriend() {
+  try {
+    const created = await client.createRoom({ seats: 2, public: false,
+      options: { first_player: "roll_off" }, hints: true });
+    await joinRoom(created.room, created.invite_code);
+  } catch (err) { fail(err); }
+}
+
+/** Watch a live game: the public game in progress with the most people at it. */
+async function watchLive() {
+  let rooms = liveRooms;
+  try { rooms = await fetchRooms(""); } catch { /* the lobby's list */ }
+  const playing = rooms.filter((r) => r.status === "playing")
+    .sort((a, b) => (b.spectators + b.players.length) - (a.spectators + a.players.length));
+  if (!playing.length) {
+    notify("No game is being played right now. Press Play now: others can watch yours.");
+    return;
+  }
+  await watchRoom(playing[0].room, null);
+}
+
+/** Join an open room: a seat in an open public room, or a new 2-seat room that starts when full. */
 async function quickPlay() {
-  if (!myName()) return;
   let rooms = [];
   try { rooms = await fetchRooms(""); } catch { rooms = []; }
   const open = rooms.filter((r) => r.status === "lobby" && r.open_seats > 0)
@@ -352,21 +710,6 @@ async function quickPlay() {
     const created = await client.createRoom({ seats: 2, public: true,
       options: { first_player: "roll_off" } });
     await joinRoom(created.room, created.invite_code, { auto: true });
-  } catch (err) { fail(err); }
-}
-
-/**
- * Play the computer in one click: a 2-seat public room with one server-side computer player at
- * the level picked next to the button (remembered), joined and started at once.
- */
-async function playComputer() {
-  if (!myName()) return;
-  const level = LEVELS.includes($("play-level").value) ? $("play-level").value : "medium";
-  localStorage.setItem(LEVEL_KEY, level);
-  try {
-    const created = await client.createRoom({ seats: 2, public: true,
-      options: { first_player: "roll_off" }, computers: [{ level }], hints: true });
-    if (await joinRoom(created.room, created.invite_code)) await client.start();
   } catch (err) { fail(err); }
 }
 
@@ -396,7 +739,8 @@ async function rematch() {
   try {
     const created = await client.createRoom({ seats: model.players.length,
       public: model.public, turn_seconds: model.turnSeconds, options: model.options,
-      computers, hints: model.hints !== false, create_key: key.padEnd(16, "-") });
+      computers, hints: model.hints !== false, create_key: key.padEnd(16, "-"),
+      ...(computers.length ? speedFields(localStorage.getItem(SPEED_KEY) || "fast") : {}) });
     const inviteCode = created.invite_code || null;
     await client.leave().catch(() => {});
     await joinRoom(created.room, inviteCode, { auto: true });
@@ -407,17 +751,20 @@ function backToLobby() {
   session = null;
   model = null;
   advice = null;
+  verification = null;
   forgetSeat();
-  if (location.hash) window.history.replaceState(null, "", location.pathname);
   render();
 }
 
+/** Leave the table (a forfeit during a game asks first); false when the player stays. */
 async function leave() {
+  if (!session) return true;
   const playing = model && model.status === "playing" && session.role === "player";
   if (playing && !await ask("Leave the game? You forfeit: your turns are skipped from now on.",
-    "Leave and forfeit")) return;
+    "Leave and forfeit")) return false;
   try { await client.leave(); } catch (err) { if (err.code !== "not_in_room") fail(err); }
   backToLobby();
+  return true;
 }
 
 async function startGame() {
@@ -447,6 +794,16 @@ async function roll() {
   try { await client.roll(keep); } catch (err) { fail(err); }
 }
 
+/** After a score the keyboard focus goes back to the Roll button, never to the page's body. */
+function focusPlay() {
+  if ($("table").hidden || !model) return;
+  if (model.status === "finished") {
+    ($("rematch").hidden ? $("back") : $("rematch")).focus();
+    return;
+  }
+  $("roll").focus();
+}
+
 async function chooseBox(box) {
   if (!myTurn() || model.phase !== "rolled") return;
   const entry = model.preview.find((e) => e.box === box);
@@ -455,10 +812,11 @@ async function chooseBox(box) {
   if (entry.points === 0 && better.length) {
     const best = better.reduce((a, b) => (b.points > a.points ? b : a));
     const ok = await ask(`${LABELS[box]} scores 0 now, while ${LABELS[best.box]} would ` +
-      `score ${best.points}. Score 0 in ${LABELS[box]}?`, "Score it");
+      `score ${best.points}. Put 0 in ${LABELS[box]}?`, "Put 0 there");
     if (!ok) return;
   }
   try { await client.score(box); } catch (err) { fail(err); }
+  focusPlay();
 }
 
 /** The room offers the advisor to the player on turn (a room created with hints). */
@@ -495,7 +853,7 @@ async function askHint() {
       }
       advice = { seq, status: "failed",
         text: err && err.code === "unavailable" ? "The advisor is still warming up: try again "
-          + "in a moment." : `No hint: ${(err && (err.message || err.code)) || err}` };
+          + "in a moment." : `No hint: ${friendlyError(err)}` };
       break;
     }
   }
@@ -506,7 +864,11 @@ async function askHint() {
 function adviceLines(result) {
   return result.options.map((o) => {
     const expected = o.expected.toFixed(1);
-    if (o.kind === "score") return `Score ${LABELS[o.box] || o.box} · ${expected}`;
+    if (o.kind === "score") {
+      const entry = model.preview.find((e) => e.box === o.box);
+      const zero = entry && entry.points === 0;
+      return `${zero ? "Put 0 in" : "Score"} ${LABELS[o.box] || o.box} · ${expected}`;
+    }
     if (o.kind === "take_bonus") return `Take the +100 bonus · ${expected}`;
     if (!model.dice.length || model.phase !== "rolled") return `Roll the dice · ${expected}`;
     if (!o.keep.length) return `Roll all five again · ${expected}`;
@@ -528,53 +890,167 @@ function advised() {
 async function takeBonus() {
   if (!myTurn() || !canTakeBonus(model)) return;
   try { await client.takeBonus(); } catch (err) { fail(err); }
+  focusPlay();
 }
 
-async function share() {
-  const link = shareLink();
-  $("share-box").hidden = false;
-  $("share-link").value = link;
-  $("share-link").select();
+async function copyText(input, text) {
+  input.value = text;
+  input.select();
   try {
-    await navigator.clipboard.writeText(link);
+    await navigator.clipboard.writeText(text);
     notify("Link copied.");
   } catch { /* no clipboard (plain http): the link is selected in the box */ }
 }
 
+async function share() {
+  $("share-box").hidden = false;
+  await copyText($("share-link"), shareLink());
+}
+
 /** The room's link: the invite code in the fragment, which never reaches a server's logs. */
 function shareLink() {
-  const params = new URLSearchParams({ room: session.room });
-  if (session.inviteCode) params.set("invite", session.inviteCode);
-  return `${location.origin}/#${params}`;
+  return routeLink({ view: session.role === "player" ? "room" : "watch", room: session.room,
+    invite: session.inviteCode || null });
+}
+
+// ------------------------------------------------------------------ a friend's link
+
+/** Someone else's room from a link: what it is, who is in it, and one button. */
+async function showInvitation(route) {
+  invitation = { room: route.room, invite: route.invite || null, status: "loading" };
+  render();
+  try {
+    const snapshot = await fetchRoom("", route.room, { inviteCode: route.invite || null });
+    if (!invitation || invitation.room !== route.room) return;
+    invitation = { ...invitation, status: "ready", snapshot };
+  } catch (err) {
+    if (!invitation || invitation.room !== route.room) return;
+    invitation = { ...invitation, status: "error", error: err };
+  }
+  render();
+}
+
+function renderInvitation() {
+  const shown = Boolean(invitation) && invitation.status !== "error";
+  $("invited").hidden = !shown;
+  $("hero").hidden = shown;
+  if (!invitation) return;
+  if (invitation.status === "error") {
+    notify(`Room ${invitation.room}: ${friendlyError(invitation.error)}`);
+    invitation = null;
+    syncAddress();
+    return;
+  }
+  const joinButton = $("invited-join");
+  $("invite-name").value = $("invite-name").value || storedName();
+  if (invitation.status === "loading") {
+    $("invited-text").textContent = `Room ${invitation.room}: loading…`;
+    $("invited-players").replaceChildren();
+    joinButton.hidden = true;
+    $("invited-watch").hidden = true;
+    $("invited-replay").hidden = true;
+    return;
+  }
+  const m = fromSnapshot(invitation.snapshot);
+  const host = m.host ? nameOf(m, m.host) : null;
+  const rules = m.options.rules === "yatzy" ? "Yatzy" : "Yahtzee";
+  const seats = `${m.players.length} of ${m.maxSeats} seats taken`;
+  const state = { lobby: host ? `${host} is waiting for players` : "waiting for players",
+    playing: "the game has started", finished: "the game is over" }[m.status] || m.status;
+  $("invited-title").textContent = m.status === "lobby"
+    ? (host ? `${host} invites you to a game of ${rules}` : `A game of ${rules} is waiting for you`)
+    : `A game of ${rules}`;
+  $("invited-text").textContent = `Room ${m.room} · ${state} · ${seats}.`;
+  $("invited-players").replaceChildren(...m.players.map((p) => el("li", {},
+    el("span", { class: "who" }, p.name), p.player === m.host ? " (host)" : null, " ",
+    cpuBadge(p))));
+  const open = m.status === "lobby" && m.players.length < m.maxSeats;
+  joinButton.hidden = !open;
+  joinButton.textContent = host ? `Join ${host}'s game` : "Join the game";
+  $("invited-watch").hidden = m.status !== "playing" && !(m.status === "lobby" && !open);
+  $("invited-replay").hidden = m.status !== "finished";
+  $("invite-name").hidden = !open;
+  document.querySelector('label[for="invite-name"]').hidden = !open;
 }
 
 // ------------------------------------------------------------------ replays
 
-async function openReplay(room) {
+/**
+ * Open a finished game's replay; `turn` (1-based, every turn of the game in order) and `roll`
+ * jump to a position: the start of that turn, or the table right after that roll of it.
+ */
+async function openReplay(room, { turn = null, roll = null, inviteCode = null } = {}) {
   try {
-    const [snapshot, events] = await Promise.all([fetchRoom("", room), fetchEventLog("", room)]);
+    const options = { inviteCode: inviteCode || null };
+    const [snapshot, events] = await Promise.all([fetchRoom("", room, options),
+      fetchEventLog("", room, options)]);
     const start = initialModel(snapshot);
     const states = [structuredClone(start)];
     const lines = ["Before the first move"];
+    const turns = [0];
+    const rolls = [0];
     const running = structuredClone(start);
+    let turnNo = 0;
     for (const ev of events) {
       const line = describeEvent(running, ev) || ev.type.replace(/_/g, " ");
       applyEvent(running, ev);
       // Steps are moves: who watched or lost the connection is no step of the game.
       if (REPLAY_SKIPS.has(ev.type)) continue;
+      if (ev.type === "turn_changed") turnNo += 1;
       lines.push(line);
       states.push(structuredClone(running));
+      turns.push(turnNo);
+      rolls.push(ev.type === "rolled" ? ev.roll_number : 0);
     }
-    replay = { room, states, lines, at: 0, analysis: null };
+    if (session) {
+      // A finished game's analysis links here: leave its table quietly first.
+      await client.leave().catch(() => {});
+      session = null;
+      model = null;
+      forgetSeat();
+    }
+    invitation = null;
+    replay = { room, inviteCode: inviteCode || null, states, lines, turns, rolls, at: 0,
+      analysis: null, events };
+    if (turn !== null) replay.at = stepOf(turn, roll);
     stopLobbyFeed();
     render();
     $("replay-next").focus();
-  } catch (err) { fail(err); }
+  } catch (err) {
+    fail(err);
+    render();
+  }
+}
+
+/** The step that shows turn `turn` (after its roll `roll`, when given). */
+function stepOf(turn, roll) {
+  const first = replay.turns.indexOf(turn);
+  if (first === -1) return turn > 0 ? replay.states.length - 1 : 0;
+  if (roll) {
+    for (let i = first; i < replay.states.length && replay.turns[i] === turn; i++) {
+      if (replay.rolls[i] === roll) return i;
+    }
+  }
+  return first;
 }
 
 function stepReplay(to) {
   replay.at = Math.max(0, Math.min(replay.states.length - 1, to));
   renderReplay();
+  syncAddress();
+}
+
+/** Jump a whole turn: to the start of the next one, or of this one (or the one before). */
+function stepTurn(direction) {
+  const turn = replay.turns[replay.at];
+  if (direction > 0) {
+    const next = replay.turns.indexOf(turn + 1);
+    stepReplay(next === -1 ? replay.states.length - 1 : next);
+  } else {
+    const start = replay.turns.indexOf(turn);
+    const target = start < replay.at ? turn : turn - 1;
+    stepReplay(target <= 0 ? 0 : replay.turns.indexOf(target));
+  }
 }
 
 // ------------------------------------------------------------------ the live lobby
@@ -655,7 +1131,16 @@ function render() {
     renderLobby();
     startLobbyFeed();
   }
-  document.title = myTurn() ? "▶ Your turn · Yahtzee" : "Yahtzee";
+  document.title = myTurn() ? "▶ Your turn · Yahtzee"
+    : inRoom ? `Room ${session.room} · Yahtzee` : replay ? `Replay ${replay.room} · Yahtzee`
+      : "Yahtzee: play online, free";
+  syncAddress();
+}
+
+function renderPlayNowWho() {
+  const { count, level, speed } = playSettings();
+  $("play-now-who").textContent = `Play now: you against ${count} computer player` +
+    `${count === 1 ? "" : "s"} (${level}, ${speed}). Change it under More options.`;
 }
 
 function renderLobby() {
@@ -667,6 +1152,7 @@ function renderLobby() {
       : `You were watching room ${seat.room}.`;
     $("resume-button").textContent = seat.role === "player" ? "Resume game" : "Watch again";
   }
+  renderInvitation();
 }
 
 function roomLine(r) {
@@ -678,6 +1164,7 @@ function roomLine(r) {
 }
 
 function renderRooms(rooms) {
+  liveRooms = rooms;
   const live = rooms.filter((r) => r.status !== "finished");
   const done = rooms.filter((r) => r.status === "finished");
   $("rooms").replaceChildren(...live.map((r) => el("li", { dataset: { room: r.room } },
@@ -713,7 +1200,7 @@ function optionsText(model) {
 
 function renderTable() {
   $("room-id").textContent = session.room;
-  $("invite").textContent = session.inviteCode ? `invite code ${session.inviteCode}` : "";
+  $("invite").textContent = session.inviteCode ? "private room" : "";
   const spectating = session.role !== "player";
   $("table").classList.toggle("spectating", spectating);
   const finished = model && model.status === "finished";
@@ -733,6 +1220,9 @@ function renderTable() {
       " seated" + (model.host ? `; ${nameOf(model, model.host)} starts the game.` : ".");
     $("start").hidden = !(me && model.host === me);
     renderRoster(me);
+    const inviting = Boolean(me && session.inviteCode && model.players.length < model.maxSeats);
+    $("invite-friend").hidden = !inviting;
+    if (inviting) $("invite-link").value = shareLink();
   }
   $("turn").textContent = turnText(me);
   $("turn-line").classList.toggle("mine", myTurn());
@@ -746,12 +1236,41 @@ function renderTable() {
   renderAdvice();
   $("bonus-row").hidden = !(myTurn() && canTakeBonus(model));
   renderScorecard($("scorecard"), model, me, true, pointed.box);
+  scrollCurrentIntoView();
+  renderFairness(me);
   renderGameOver(me);
   if (focused) {
     const again = document.querySelector(focused);
     if (again) again.focus();
   }
   renderLog();
+}
+
+/** The player on turn's column is scrolled into the scorecard's box (phones, many players). */
+function scrollCurrentIntoView() {
+  const key = `${model.room}:${model.current}:${model.round}`;
+  if (!model.current || scrolledFor === key) return;
+  const box = $("card-scroll");
+  const th = box.querySelector("thead th.current");
+  if (!th || box.scrollWidth <= box.clientWidth) { scrolledFor = key; return; }
+  scrolledFor = key;
+  const pinned = box.querySelector("thead th").getBoundingClientRect().width;
+  const area = box.getBoundingClientRect();
+  const cell = th.getBoundingClientRect();
+  if (cell.left < area.left + pinned) box.scrollLeft -= area.left + pinned - cell.left;
+  else if (cell.right > area.right) box.scrollLeft += cell.right - area.right;
+}
+
+/** Fair dice: what the page added, and (at game over) the check. */
+function renderFairness(me) {
+  const line = $("fair");
+  const mine = me ? playerOf(model, me) : null;
+  const seed = session.seed || (mine && mine.seed) || null;
+  line.hidden = model.status === "finished";
+  line.replaceChildren("Fair dice: the server committed to its dice before the game",
+    seed ? el("span", {}, "; this browser's seed ", el("code", {}, seed.slice(0, 12)),
+      " is mixed into every roll") : null,
+    ". Every die can be checked when the game is over.");
 }
 
 /** A computer player's mark: "CPU · hard" (read out as "computer player, hard"). */
@@ -799,18 +1318,49 @@ function turnText(me) {
   if (model.status === "lobby") return "In the lobby";
   if (!model.current) return "Starting…";
   if (model.current === me) return `Your turn (round ${model.round})`;
-  return `${nameOf(model, model.current)}'s turn (round ${model.round})`;
+  const p = playerOf(model, model.current);
+  const away = p && !p.connected && !p.computer ? ` · ${p.name} is away` : "";
+  return `${nameOf(model, model.current)}'s turn (round ${model.round})${away}`;
 }
 
 function renderLog() {
-  const lines = [...moves.entries()].sort((a, b) => b[0] - a[0]).slice(0, 200);
-  $("log").replaceChildren(...lines.map(([, text]) => el("li", {}, text)));
+  const all = [...moves.entries()].sort((a, b) => a[0] - b[0]);
+  const lines = all.map(([, text], i) => [i + 1, text]).reverse().slice(0, 200);
+  $("log").replaceChildren(...lines.map(([n, text]) => el("li", {},
+    el("span", { class: "move-no" }, `${n}.`), el("span", {}, text))));
+}
+
+const awaySince = new Map();  // player -> when this page saw them go (local clock)
+const serverNow = () => Date.now() + (client.clockOffsetMs || 0);
+
+/** Seconds until a deadline in the server's clock (null without one). */
+function secondsLeft(deadlineMs) {
+  return deadlineMs ? Math.max(0, Math.ceil((deadlineMs - serverNow()) / 1000)) : null;
+}
+
+/** What an absent player's badge says: the countdown when one is known. */
+function awayText(p) {
+  if (p.forfeited) return "left";
+  const deadline = p.player === model.current && model.deadline ? model.deadline
+    : p.away_deadline_ms || null;
+  const left = secondsLeft(deadline);
+  if (left !== null) return `away · ${left}s`;
+  const since = awaySince.get(p.player);
+  if (!since) return "away";
+  const gone = Math.floor((Date.now() - since) / 1000);
+  return `away ${Math.floor(gone / 60)}:${String(gone % 60).padStart(2, "0")}`;
 }
 
 function renderDeadline() {
-  const left = model && model.deadline && model.status === "playing"
-    ? Math.max(0, Math.ceil((model.deadline - Date.now()) / 1000)) : null;
-  $("deadline").textContent = left === null ? "" : `${left}s left`;
+  const left = model && model.status === "playing" ? secondsLeft(model.deadline) : null;
+  const node = $("deadline");
+  node.textContent = left === null ? "" : `· ${left}s left`;
+  node.classList.toggle("urgent", left !== null && left <= 10);
+  if (!model) return;
+  for (const badge of document.querySelectorAll("#scorecard .away[data-player]")) {
+    const p = playerOf(model, badge.dataset.player);
+    if (p) badge.textContent = awayText(p);
+  }
 }
 
 function focusedSelector() {
@@ -857,7 +1407,8 @@ function renderRollButton() {
   const mine = myTurn();
   const button = $("roll");
   button.hidden = session.role !== "player" || model.status !== "playing";
-  button.disabled = !(mine && model.rollsLeft > 0);
+  // aria-disabled, not disabled: the button keeps the keyboard focus between turns.
+  button.setAttribute("aria-disabled", String(!(mine && model.rollsLeft > 0)));
   button.textContent = `Roll (${model.rollsLeft} left)`;
   let hint = "";
   if (mine && model.phase === "awaiting_roll") hint = "Roll the dice.";
@@ -888,13 +1439,13 @@ function renderScorecard(table, m, me, live, advisedBox = null) {
     }, p.player === m.current ? "▶ " : "", p.name,
     p.player === me ? el("span", { class: "you" }, " (you)") : null,
     p.computer ? el("div", {}, cpuBadge(p)) : null,
-    p.connected || !live ? null : el("div", { class: "offline" },
-      p.forfeited ? "left" : "offline")))));
+    p.connected || p.computer || !live ? null : el("div", {},
+      el("span", { class: "away", dataset: { player: p.player } }, awayText(p)))))));
 
   const previewByBox = new Map(m.preview.map((e) => [e.box, e]));
   const rows = [];
   BOXES[m.options.rules].forEach((box, index) => {
-    rows.push(el("tr", {}, el("th", { scope: "row" }, LABELS[box]),
+    rows.push(el("tr", { dataset: { row: box } }, el("th", { scope: "row" }, LABELS[box]),
       ...players.map((p) => boxCell(m, p, box, previewByBox, me, live, advisedBox))));
     if (index === 5) rows.push(...upperRows(m, players));
   });
@@ -906,7 +1457,8 @@ function renderScorecard(table, m, me, live, advisedBox = null) {
       ...players.map((p) => el("td", { class: p.player === m.current ? "current" : "" },
         String(p.totals.yahtzee_bonus)))));
   }
-  foot.push(el("tr", { class: "sum" }, el("th", { scope: "row" }, "Total"),
+  foot.push(el("tr", { class: "sum grand", dataset: { row: "total" } },
+    el("th", { scope: "row" }, "Total"),
     ...players.map((p) => el("td", { class: cls(p), dataset: { player: p.player } },
       String(p.totals.grand)))));
   table.tFoot.replaceChildren(...foot);
@@ -949,7 +1501,8 @@ function boxCell(m, p, box, previewByBox, me, live, advisedBox) {
   }
   const clickable = live && p.player === me;
   attrs.class += " preview" + (entry.points === 0 ? " zero" : "") + (clickable ? " mine" : "");
-  attrs.title = clickable ? `score ${entry.points} here` : `would score ${entry.points}`;
+  attrs.title = clickable ? (entry.points ? `score ${entry.points} here` : "put 0 here")
+    : `would score ${entry.points}`;
   if (!clickable) return el("td", attrs, String(entry.points));
   const points = entry.points === 1 ? "1 point" : `${entry.points} points`;
   const note = box === advisedBox ? ", advised" : "";
@@ -978,9 +1531,59 @@ function renderGameOver(me) {
     return el("li", {}, `${r.name}: ${r.total}`, el("span", { class: "muted" }, detail));
   }));
   $("rematch").hidden = !me;
+  renderVerification();
   $("analysis").hidden = false;
+  const context = analysisContext(model, [...roomEvents.values()].sort((a, b) => a.seq - b.seq),
+    me, session.inviteCode || null);
   if (!analysis || analysis.room !== model.room) loadAnalysis(model.room);
-  else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room));
+  else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room), context);
+}
+
+// ------------------------------------------------------------------ fair dice
+
+/** Read the finished room's whole log and recompute every die (fairdice.js). */
+async function verifyDice() {
+  const room = model.room;
+  verification = { room, status: "checking" };
+  renderVerification();
+  try {
+    const events = await fetchEventLog("", room, { inviteCode: inviteFor(room) });
+    verification = { room, status: "done", verdict: verifyLog(events) };
+  } catch (err) {
+    verification = { room, status: "failed", text: friendlyError(err) };
+  }
+  if (model && model.room === room) renderVerification();
+}
+
+function renderVerification() {
+  const box = $("verify-result");
+  const current = verification && model && verification.room === model.room ? verification : null;
+  box.hidden = !current;
+  $("verify-dice").disabled = Boolean(current && current.status === "checking");
+  if (!current) return;
+  box.className = "verify-result";
+  if (current.status === "checking") {
+    box.textContent = "Checking every die…";
+    return;
+  }
+  if (current.status === "failed") {
+    box.textContent = `The dice could not be checked: ${current.text}`;
+    return;
+  }
+  const v = current.verdict;
+  const mySeed = session && session.seed && v.seeds && v.seeds.includes(session.seed);
+  if (v.status === "verified") {
+    box.classList.add("ok");
+    box.textContent = `✓ Fair: all ${v.dice} dice of the ${v.draws} rolls follow from the ` +
+      "server's seed, which matches the commitment it published before the game" +
+      (mySeed ? ", mixed with this browser's seed." : ".") +
+      (v.warnings.length ? " (No player added a seed to this game.)" : "");
+  } else if (v.status === "mismatch") {
+    box.classList.add("bad");
+    box.textContent = `✗ These dice do not check out: ${v.mismatches[0]}.`;
+  } else {
+    box.textContent = `Not verifiable yet: ${v.pending[0]}.`;
+  }
 }
 
 // ------------------------------------------------------------------ analysis
@@ -995,7 +1598,7 @@ async function loadAnalysis(room, { replayView = false } = {}) {
   const retry = () => loadAnalysis(room, { replayView });
   if (replayView) replay.analysis = state;
   else analysis = state;
-  renderAnalysis(body, state, retry);
+  renderAnalysis(body, state, retry, null);
   try {
     state.data = await fetchAnalysis("", room, { inviteCode: inviteFor(room) });
     state.status = "ready";
@@ -1003,25 +1606,53 @@ async function loadAnalysis(room, { replayView = false } = {}) {
     const notReady = err && (err.code === "unavailable" || err.code === "http_503");
     state.status = notReady ? "not-ready" : "failed";
     state.text = notReady ? "The analysis is not ready yet (the advisor is warming up)."
-      : `No analysis: ${(err && (err.message || err.code)) || err}`;
+      : `No analysis: ${friendlyError(err)}`;
   }
   const current = replayView ? replay && replay.analysis : analysis;
-  if (current === state) renderAnalysis(body, state, retry);
+  if (current !== state) return;
+  if (replayView) renderReplay();
+  else if (model && model.room === room) renderGameOver(
+    session && session.role === "player" ? session.player : null);
 }
 
-/** A decision in words: "kept 5 5 after roll 1" / "scored Chance". */
-function decisionText(d, which) {
+/**
+ * What the analysis needs from the game: the final scorecards (a 0 is "put 0 in"), the order
+ * (mine first) and the replay position of a player's n-th turn (from the room's log).
+ */
+function analysisContext(m, events, me, inviteCode) {
+  const turnOf = new Map();  // "player:n" -> the game's turn number
+  const counts = new Map();
+  let turnNo = 0;
+  for (const ev of events) {
+    if (ev.type !== "turn_changed") continue;
+    turnNo += 1;
+    const n = (counts.get(ev.player) || 0) + 1;
+    counts.set(ev.player, n);
+    turnOf.set(`${ev.player}:${n}`, turnNo);
+  }
+  const cards = new Map(m.players.map((p) => [p.player, p.scorecard]));
+  const place = new Map(standings(m).map((r, i) => [r.player, i]));
+  return { room: m.room, me, inviteCode, cards, place, turnOf };
+}
+
+/** A decision in words: "keep 5 5", "score Chance", "put 0 in YAHTZEE". */
+function decisionText(d, which, card) {
   if (d.kind === "keep") {
     const keep = d[`${which}_keep`] || [];
     return keep.length === 5 ? "stop and score" : keep.length ? `keep ${keep.join(" ")}`
       : "reroll all five";
   }
   const box = d[`${which}_box`];
-  return box ? `score ${LABELS[box] || box}` : "take the +100 bonus";
+  if (!box) return "take the +100 bonus";
+  const label = LABELS[box] || box;
+  return which === "chosen" && card && card[box] === 0 ? `put 0 in ${label}` : `score ${label}`;
 }
 
-/** Per player: total and mean expected loss, and the decisions that cost points, worst first. */
-function renderAnalysis(container, state, retry) {
+/**
+ * Per player (mine first, then by final place): total and mean expected loss, and the
+ * decisions that cost points, worst first, each a link to that position in the replay.
+ */
+function renderAnalysis(container, state, retry, context) {
   if (state.status === "loading") {
     container.replaceChildren(el("p", { class: "muted" }, "Analysing the game…"));
     return;
@@ -1031,21 +1662,35 @@ function renderAnalysis(container, state, retry) {
       el("button", { type: "button", class: "analysis-retry", onclick: retry }, "Retry")));
     return;
   }
-  container.replaceChildren(...state.data.players.map((p) => {
+  const ctx = context || { me: null, cards: new Map(), place: new Map(), turnOf: new Map() };
+  const order = (p) => (p.player === ctx.me ? -1 : ctx.place.has(p.player)
+    ? ctx.place.get(p.player) : 99);
+  const players = [...state.data.players].sort((a, b) => order(a) - order(b));
+  container.replaceChildren(...players.map((p) => {
     const costly = p.decisions.filter((d) => d.loss >= 0.05)
       .sort((a, b) => b.loss - a.loss);
     const shown = costly.slice(0, ANALYSIS_SHOWN);
+    const more = costly.length - shown.length;
+    const card = ctx.cards.get(p.player);
+    const where = (d) => {
+      const text = `Turn ${d.turn}, roll ${d.roll}`;
+      const turn = ctx.turnOf.get(`${p.player}:${d.turn}`);
+      if (!turn || !ctx.room) return text;
+      const href = routeHash({ view: "replay", room: ctx.room, invite: ctx.inviteCode,
+        turn, roll: d.roll });
+      return el("a", { href, class: "analysis-link" }, text);
+    };
     return el("div", { class: "analysis-player", dataset: { player: p.player } },
-      el("h4", {}, p.name, " ", cpuBadge(p)),
+      el("h4", {}, p.player === ctx.me ? `${p.name} (you)` : p.name, " ", cpuBadge(p)),
       el("p", { class: "analysis-summary" },
         `Expected points lost: ${p.total_loss.toFixed(1)} in all, ` +
         `${p.mean_loss.toFixed(2)} per decision (${p.decisions.length} decisions).`),
       costly.length ? el("ol", { class: "analysis-list" }, ...shown.map((d) => el("li", {},
-        `Turn ${d.turn}, roll ${d.roll}: ${decisionText(d, "chosen")} ` +
-        `(best: ${decisionText(d, "best")}) · −${d.loss.toFixed(1)}`)))
+        where(d), `: ${decisionText(d, "chosen", card)} ` +
+        `(best: ${decisionText(d, "best", null)}) · −${d.loss.toFixed(1)}`)))
         : el("p", { class: "muted" }, "No costly decision: optimal play throughout."),
-      costly.length > shown.length ? el("p", { class: "muted" },
-        `and ${costly.length - shown.length} smaller ones`) : null);
+      more > 0 ? el("p", { class: "muted" },
+        `and ${more} smaller ${more === 1 ? "one" : "ones"}`) : null);
   }));
 }
 
@@ -1055,32 +1700,35 @@ function renderReplay() {
   $("replay-pos").textContent = `${replay.at} / ${replay.states.length - 1}`;
   $("replay-event").textContent = replay.lines[replay.at];
   $("replay-first").disabled = $("replay-prev").disabled = replay.at === 0;
-  $("replay-next").disabled = $("replay-last").disabled =
+  $("replay-prev-turn").disabled = replay.at === 0;
+  $("replay-next").disabled = $("replay-last").disabled = $("replay-next-turn").disabled =
     replay.at === replay.states.length - 1;
+  const last = replay.turns[replay.turns.length - 1];
+  const select = $("replay-turn");
+  if (select.options.length !== last + 1) {
+    const final = replay.states[replay.states.length - 1];
+    const labels = [el("option", { value: "0" }, "Before the game")];
+    for (let t = 1; t <= last; t++) {
+      const s = replay.states[replay.turns.indexOf(t)];
+      labels.push(el("option", { value: String(t) },
+        `Turn ${t} · round ${s.round} · ${nameOf(final, s.current)}`));
+    }
+    select.replaceChildren(...labels);
+  }
+  select.value = String(replay.turns[replay.at]);
   renderDice($("replay-dice"), state, false, false);
   renderScorecard($("replay-card"), state, null, false);
   $("replay-analysis").hidden = !replay.analysis;
   $("replay-analysis-button").hidden = Boolean(replay.analysis);
+  if (replay.analysis) {
+    const final = replay.states[replay.states.length - 1];
+    renderAnalysis($("replay-analysis-body"), replay.analysis,
+      () => loadAnalysis(replay.room, { replayView: true }),
+      analysisContext(final, replay.events, null, replay.inviteCode));
+  }
 }
 
 // ------------------------------------------------------------------ wiring
-
-function readFragment() {
-  // #room=ID&invite=CODE (a shared link) or #room=ID&watch=1: the invite code stays in the
-  // fragment, which browsers never send to a server.
-  const params = new URLSearchParams(location.hash.slice(1));
-  const room = params.get("room");
-  if (!room) return null;
-  return { room, inviteCode: params.get("invite"), watch: params.get("watch") === "1" };
-}
-
-function showInvitation(link) {
-  $("join-room").value = link.room;
-  $("join-invite").value = link.inviteCode || "";
-  $("invited").hidden = false;
-  $("invited-text").textContent = `You are invited to room ${link.room}: enter your name and ` +
-    "press Join (or Watch) below.";
-}
 
 function wireControls() {
   $("create").addEventListener("submit", createRoom);
@@ -1095,12 +1743,30 @@ function wireControls() {
     const room = $("join-room").value.trim();
     if (room) watchRoom(room, $("join-invite").value.trim());
   });
+  $("play-now").addEventListener("click", playNow);
+  $("play-friend").addEventListener("click", playFriend);
+  $("watch-live").addEventListener("click", watchLive);
   $("quick-play").addEventListener("click", quickPlay);
-  $("play-computer").addEventListener("click", playComputer);
   $("play-level").value = LEVELS.includes(localStorage.getItem(LEVEL_KEY))
     ? localStorage.getItem(LEVEL_KEY) : "medium";
-  $("play-level").addEventListener("change", () =>
-    localStorage.setItem(LEVEL_KEY, $("play-level").value));
+  $("play-speed").value = localStorage.getItem(SPEED_KEY) in SPEEDS
+    ? localStorage.getItem(SPEED_KEY) : "fast";
+  $("computers-speed").value = $("play-speed").value;
+  $("play-computers").value = String(Math.max(1, Math.min(7,
+    Number(localStorage.getItem(COUNT_KEY)) || 2)));
+  for (const id of ["play-level", "play-speed", "play-computers"]) {
+    $(id).addEventListener("change", keepPlaySettings);
+  }
+  $("name").addEventListener("change", () => myName());
+  $("invited-join").addEventListener("click", () => {
+    if (invitation) joinRoom(invitation.room, invitation.invite, {}, "invite-name");
+  });
+  $("invited-watch").addEventListener("click", () => {
+    if (invitation) watchRoom(invitation.room, invitation.invite);
+  });
+  $("invited-replay").addEventListener("click", () => {
+    if (invitation) openReplay(invitation.room, { inviteCode: invitation.invite });
+  });
   $("seats").addEventListener("input", limitComputers);
   limitComputers();
   $("add-computer").addEventListener("click", addComputer);
@@ -1110,9 +1776,11 @@ function wireControls() {
   $("forget-button").addEventListener("click", () => { forgetSeat(); renderLobby(); });
   $("leave").addEventListener("click", leave);
   $("share").addEventListener("click", share);
+  $("copy-invite").addEventListener("click", () => copyText($("invite-link"), shareLink()));
   $("roll").addEventListener("click", roll);
   $("start").addEventListener("click", startGame);
   $("rematch").addEventListener("click", rematch);
+  $("verify-dice").addEventListener("click", verifyDice);
   $("back").addEventListener("click", async () => {
     await client.leave().catch(() => {});
     backToLobby();
@@ -1121,6 +1789,10 @@ function wireControls() {
   $("replay-prev").addEventListener("click", () => stepReplay(replay.at - 1));
   $("replay-next").addEventListener("click", () => stepReplay(replay.at + 1));
   $("replay-last").addEventListener("click", () => stepReplay(replay.states.length - 1));
+  $("replay-prev-turn").addEventListener("click", () => stepTurn(-1));
+  $("replay-next-turn").addEventListener("click", () => stepTurn(1));
+  $("replay-turn").addEventListener("change", () =>
+    stepReplay(stepOf(Number($("replay-turn").value), null)));
   $("replay-close").addEventListener("click", () => { replay = null; render(); });
   $("replay-analysis-button").addEventListener("click", () => {
     loadAnalysis(replay.room, { replayView: true });
@@ -1129,18 +1801,19 @@ function wireControls() {
   });
   wireSoundAndAlerts();
   document.addEventListener("keydown", onKey);
+  window.addEventListener("popstate", onNavigate);
+  window.addEventListener("hashchange", onNavigate);
 }
 
 function wireSoundAndAlerts() {
   const sound = $("sound");
   const showSound = () => {
-    const on = localStorage.getItem("yahtzee.sound") === "on";
+    const on = soundOn();
     sound.setAttribute("aria-pressed", String(on));
-    sound.textContent = on ? "Sound on" : "Sound off";
+    sound.textContent = on ? "♪ Sound on" : "♪ Sound off";
   };
   sound.addEventListener("click", () => {
-    const on = localStorage.getItem("yahtzee.sound") === "on";
-    localStorage.setItem("yahtzee.sound", on ? "off" : "on");
+    localStorage.setItem(SOUND_KEY, soundOn() ? "off" : "on");
     showSound();
   });
   showSound();
@@ -1153,15 +1826,18 @@ function wireSoundAndAlerts() {
 }
 
 function onKey(e) {
-  if (e.key === "Escape") {
-    if (!$("confirm").hidden) $("confirm-no").click();
+  if (!$("confirm").hidden) {
+    if (e.key === "Escape") $("confirm-no").click();
+    else if (e.key === "Tab") trapFocus(e);
     return;
   }
-  if (!$("confirm").hidden || e.target.closest("input, select, textarea")) return;
+  if (e.target.closest("input, select, textarea")) return;
   if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (replay && !session) {
     if (e.key === "ArrowRight") stepReplay(replay.at + 1);
     else if (e.key === "ArrowLeft") stepReplay(replay.at - 1);
+    else if (e.key === "PageDown") stepTurn(1);
+    else if (e.key === "PageUp") stepTurn(-1);
     return;
   }
   // Keyboard play: r rolls, 1-5 hold or release a die, h asks for a hint.
@@ -1177,36 +1853,49 @@ function setConnection(state) {
   $("connection").textContent = text;
 }
 
+function renderHeroDice() {
+  $("hero-dice").replaceChildren(...[6, 6, 6, 6, 6].map((face) =>
+    el("span", { class: "die" }, ...dieFace(face))));
+}
+
 function init() {
-  $("name").value = localStorage.getItem("yahtzee.name") || "";
+  $("name").value = storedName();
+  $("invite-name").value = storedName();
+  renderHeroDice();
   wireControls();
+  renderPlayNowWho();
   client.on("state", setConnection);
   client.on("snapshot", onSnapshot);
   client.on("event", onEvent);
   client.on("notice", notify);
   client.on("resume-failed", (err) => {
-    notify(`Could not return to room ${err.room}: ${err.message || err.code}`);
+    notify(`Could not return to room ${err.room}: ${friendlyError(err)}`);
     if (["bad_token", "room_not_found", "invite_required"].includes(err.code)) forgetSeat();
     session = null;
     model = null;
     render();
   });
-  client.on("ended", () => notify("The server ended this connection (is the game open in " +
-    "another window?). Reload the page to connect again."));
+  client.on("ended", () => notify("This game was opened in another window, which has the " +
+    "seat now. Reload the page to take it back here."));
 
-  // A reload of a tab that was at a table goes straight back to it; a new tab (or a restarted
-  // browser) offers "Resume game" in the lobby instead.
+  // A reload of a tab that was at a table goes straight back to it (and so does the room's
+  // own address); a new tab (or a restarted browser) offers "Resume game" in the lobby.
   const seat = storedSeat();
-  const link = readFragment();
-  if (seat && sessionStorage.getItem(ACTIVE_KEY) === seat.room) {
+  const route = parseRoute();
+  const active = seat && sessionStorage.getItem(ACTIVE_KEY) === seat.room;
+  const ownRoom = seat && route.view !== "lobby" && route.view !== "replay" &&
+    route.room === seat.room;
+  if (seat && (ownRoom || (active && route.view === "lobby"))) {
     session = seat;
     client.restore(seat);
-  } else if (link && link.watch) {
-    session = { room: link.room, role: "spectator", inviteCode: link.inviteCode };
+  } else if (route.view === "watch") {
+    session = { room: route.room, role: "spectator", inviteCode: route.invite };
     keepSession();
     client.restore(session);
-  } else if (link) {
-    showInvitation(link);
+  } else if (route.view === "room") {
+    showInvitation(route);
+  } else if (route.view === "replay") {
+    follow(route);
   }
   render();
   client.connect().catch((err) => fail(err));
@@ -1225,6 +1914,8 @@ window.yahtzee = {
   get client() { return client; },
   get lobbyMode() { return lobbyMode; },
   dropConnection() { client.dropConnection(); },
+  friendlyError(code, message = "") { return friendlyError({ code, message }); },
+  parseRoute,
 };
 
 init();

@@ -116,11 +116,13 @@ const APPLY = {
   },
   player_disconnected(model, ev) {
     const p = playerOf(model, ev.player);
-    if (p) p.connected = false;
+    // away_deadline_ms: when the server starts playing for the absent player (not in protocol
+    // 1.2 yet; null or absent: unknown).
+    if (p) Object.assign(p, { connected: false, away_deadline_ms: ev.away_deadline_ms ?? null });
   },
   player_reconnected(model, ev) {
     const p = playerOf(model, ev.player);
-    if (p) p.connected = true;
+    if (p) Object.assign(p, { connected: true, away_deadline_ms: null });
   },
   host_changed(model, ev) { model.host = ev.player; },
   game_started(model, ev) {

@@ -122,6 +122,9 @@ export class YahtzeeClient {
     /** From `welcome`. @type {null|{server_version: string, protocol_version: string,
      * heartbeat_seconds: number}} */
     this.welcome = null;
+    /** The server's clock minus this one's, in ms, from `welcome.server_time_ms` (0 until then).
+     * @type {number} */
+    this.clockOffsetMs = 0;
     this._ws = null;
     this._ready = false;
     this._closing = false;
@@ -287,6 +290,10 @@ export class YahtzeeClient {
 
   async _onWelcome(number, welcome) {
     this.welcome = welcome;
+    // The server's clock minus ours (turn deadlines are in the server's clock: SPEC 10.6).
+    if (typeof welcome.server_time_ms === "number") {
+      this.clockOffsetMs = welcome.server_time_ms - Date.now();
+    }
     this._attempt = 0;
     this._startHeartbeat(welcome.heartbeat_seconds);
     this._request("hello", { client: this.clientName }, { now: true }).catch(() => {});
@@ -501,11 +508,14 @@ export class YahtzeeClient {
    * resuming (store it yourself to survive a restart, then call `resumeAs`).
    * @param {string} room
    * @param {string} name
-   * @param {{inviteCode?: string|null, joinKey?: string}} [options]
+   * @param {{inviteCode?: string|null, joinKey?: string, seed?: string|null}} [options]
+   *   seed: the player's client seed for the provably fair dice (v1.1, 1..64 printable ASCII
+   *   characters; protocol/fairdice.md), or null for none.
    */
-  async join(room, name, { inviteCode = null, joinKey = randomKey(16) } = {}) {
-    const result = await this._enterWith(room, "join",
-      { room, name, invite_code: inviteCode, join_key: joinKey });
+  async join(room, name, { inviteCode = null, joinKey = randomKey(16), seed = null } = {}) {
+    const fields = { room, name, invite_code: inviteCode, join_key: joinKey };
+    if (seed) fields.seed = seed;
+    const result = await this._enterWith(room, "join", fields);
     this.session = { room, role: "player", token: result.token, player: result.player,
       inviteCode };
     return result;

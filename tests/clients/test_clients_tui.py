@@ -157,6 +157,10 @@ async def test_a_whole_solo_game_in_the_terminal(live_server: LiveServer) -> Non
         assert player is not None
         assert f"1. {name}: {player.grand}" in text_of(standings)
         assert "Game over" in text_of(table.query_one("#turn", Static))
+        # The header no longer says "(playing)" once the game is over.
+        header = text_of(table.query_one("#header", Static))
+        assert "(game over)" in header
+        assert "(playing)" not in header
         ARTIFACTS.mkdir(exist_ok=True)
         app.save_screenshot("tui-final.svg", str(ARTIFACTS))
 
@@ -399,7 +403,7 @@ async def test_play_against_the_computer_with_a_hint(computer_server: LiveServer
         await until(pilot, lambda: model.roll_number == 2, "the second roll")
         await pilot.press("r")
         await until(pilot, lambda: model.rolls_left == 0, "the last roll")
-        await pilot.press("question_mark")
+        await pilot.press("h")  # as on the web page (? works too)
         advice = table.query_one("#advice", Static)
         await until(pilot, lambda: text_of(advice).count(" · ") == 3, "three options")
         lines = text_of(advice).splitlines()

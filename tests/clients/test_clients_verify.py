@@ -26,7 +26,7 @@ import pytest
 from fairlogs import Seat, fair_game_log, first, tampered
 
 from clients.cli import register
-from clients.verify import fetch_events
+from clients.verify import fetch_events, http_url
 
 PAGE_CAP = 7
 SEED = bytes(range(32))
@@ -216,3 +216,30 @@ def test_the_yahtzee_command_runs_verify(served: Served, game_log: list[dict[str
     )
     assert done.returncode == 0, done.stderr
     assert "verdict: verified" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("127.0.0.1:8792", "http://127.0.0.1:8792"),
+        ("http://127.0.0.1:8792/", "http://127.0.0.1:8792"),
+        ("https://yahtzee.example", "https://yahtzee.example"),
+        ("ws://127.0.0.1:8792/ws", "http://127.0.0.1:8792"),
+        ("wss://yahtzee.example/ws", "https://yahtzee.example"),
+        ("http://host:1/prefix", "http://host:1/prefix"),
+    ],
+)
+def test_the_url_forms_of_play_are_understood(given: str, expected: str) -> None:
+    assert http_url(given) == expected
+
+
+def test_verify_takes_host_port_and_the_websocket_url(
+    served: Served, game_log: list[dict[str, Any]]
+) -> None:
+    served.rooms["r-done"] = (game_log, None)
+    bare = served.url.removeprefix("http://")
+    for url in (bare, f"ws://{bare}/ws"):
+        root = argparse.ArgumentParser(prog="yahtzee")
+        register(root.add_subparsers(dest="command", required=True))
+        args = root.parse_args(["verify", "r-done", "--url", url])
+        assert args.func(args) == 0, url

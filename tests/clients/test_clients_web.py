@@ -62,6 +62,7 @@ SHOTS = ROOT / "clients" / "web" / "screenshots"
 AXE = Path(__file__).resolve().parent / "web" / "node_modules" / "axe-core" / "axe.min.js"
 TIMEOUT_MS = 20_000
 DESKTOP = {"width": 1200, "height": 1000}
+LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 
@@ -132,9 +133,14 @@ class Pages:
         self.errors: list[str] = []
         self.requests: list[str] = []
 
-    async def context(self, *, phone: bool = False, **options: Any) -> Any:
+    async def context(
+        self, *, phone: bool = False, viewport: dict[str, int] | None = None, **options: Any
+    ) -> Any:
         context = await self.browser.new_context(
-            viewport=PHONE if phone else DESKTOP, is_mobile=phone, has_touch=phone, **options
+            viewport=viewport or (PHONE if phone else DESKTOP),
+            is_mobile=phone,
+            has_touch=phone,
+            **options,
         )
         self.contexts.append(context)
         return context
@@ -244,6 +250,7 @@ async def test_two_players_and_a_spectator(pages: Pages) -> None:
     # Ann creates a room (her name is markup on purpose: it must show as text).
     ann_name = "Ann <b>bold</b>"
     await ann.fill("#name", ann_name)
+    await ann.click("#more summary")
     await ann.fill("#seats", "2")
     await ann.select_option("#first-player", "seat_order")
     await ann.click("#create-button")
@@ -272,7 +279,7 @@ async def test_two_players_and_a_spectator(pages: Pages) -> None:
     await expect(ann.locator("#scorecard thead th.current")).to_contain_text(ann_name)
     await expect(ann.locator("#turn-line")).to_have_class(re.compile(r"\bmine\b"))
     await expect(ann).to_have_title(re.compile("Your turn"))
-    await expect(bob).to_have_title("Yahtzee")
+    await expect(bob).not_to_have_title(re.compile("Your turn"))
 
     pages_by_player: dict[str, Page] = {
         await ann.evaluate("window.yahtzee.session.player"): ann,
@@ -408,6 +415,19 @@ async def test_two_players_and_a_spectator(pages: Pages) -> None:
     assert all(re.fullmatch(r"\d+/63", text) for text in upper), upper
     await expect(eve.locator("#rematch")).to_be_hidden()
 
+    # The moves are numbered, newest first; numbers above 99 keep all their digits.
+    numbers = await eve.locator("#log li .move-no").all_text_contents()
+    assert [int(n.rstrip(".")) for n in numbers] == list(range(len(numbers), 0, -1))
+    number = eve.locator("#log li .move-no").first
+    for wide in ("123.", "1234."):
+        fits = await number.evaluate(
+            """(n, text) => { n.textContent = text; const li = n.parentElement;
+                return n.scrollWidth <= n.clientWidth &&
+                  n.getBoundingClientRect().left >= li.getBoundingClientRect().left; }""",
+            wide,
+        )
+        assert fits, wide
+
     # A late spectator gets the table from a snapshot and the history from the log.
     late = await pages.open(f"/#room={room}&watch=1")
     await expect(late.locator("#game-over")).to_be_visible()
@@ -439,9 +459,9 @@ async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
         await expect(listed).to_contain_text("Remote")
         await expect(listed).to_contain_text("1/3 seated")
         await remote.leave()
-        # A keyboard user jumps past the room list to the form.
-        await page.click('nav.skip a[href="#create"]')
-        await expect(page.locator("#create")).to_be_focused()
+        # The forms are folded under "More options".
+        await expect(page.locator("#create")).to_be_hidden()
+        await page.click("#more summary")
 
         # A Yatzy room: the form and the table show only Yatzy's options.
         await page.fill("#name", "Pia")
@@ -459,7 +479,9 @@ async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
 
         # The share link carries the room in the fragment.
         await page.click("#share")
-        await expect(page.locator("#share-link")).to_have_value(f"{pages.server.http}/#room={room}")
+        await expect(page.locator("#share-link")).to_have_value(
+            f"{pages.server.http}/#/room/{room}"
+        )
 
         # Starting with an empty seat asks first; cancelled, the room waits.
         await page.click("#start")
@@ -511,6 +533,7 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         await expect(page.locator(f'#rooms li[data-room="{created.room}"]')).to_have_count(0)
         # Without the code the server refuses, and the page says why.
         await page.fill("#name", "Gus")
+        await page.click("#more summary")
         await page.fill("#join-room", created.room)
         await page.click("#join-button")
         await expect(page.locator("#notice")).to_contain_text("private")
@@ -519,18 +542,25 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         # The host's link: room and invite code in the fragment, never in the query.
         link = f"/#room={created.room}&invite={created.invite_code}"
         guest = await pages.open(link)
+        # The landing shows the room, its host and players, and one Join button.
         await expect(guest.locator("#invited")).to_be_visible()
-        await expect(guest.locator("#join-invite")).to_have_value(created.invite_code)
-        await guest.fill("#name", "Gus")
-        await guest.click("#join-button")
+        await expect(guest.locator("#hero")).to_be_hidden()
+        await expect(guest.locator("#invited-title")).to_contain_text("Hanna invites you")
+        await expect(guest.locator("#invited-text")).to_contain_text("1 of 2 seats taken")
+        await expect(guest.locator("#invited-players li")).to_have_text(["Hanna (host) "])
+        await expect(guest.locator("#invited button:visible")).to_have_count(1)
+        assert await axe_serious(guest) == []  # the invitation
+        await guest.fill("#invite-name", "Gus")
+        await guest.click("#invited-join")
         await expect(guest.locator("#table")).to_be_visible()
         await expect(guest.locator("#waiting")).to_contain_text("Hanna starts the game")
         # Hanna sat down before Gus came: that line comes from the private room's log.
         await expect(guest.locator("#log li", has_text="Hanna sat down")).to_have_count(1)
         await guest.click("#share")
         shared = await guest.locator("#share-link").input_value()
-        assert shared == pages.server.http + link
-        assert "?" not in shared
+        assert shared == f"{pages.server.http}/#/room/{created.room}?invite={created.invite_code}"
+
+        assert urllib.parse.urlsplit(shared).query == ""  # all of it in the fragment
         async with asyncio.timeout(20):
             await host.wait_for(lambda m: len(m.players) == 2)
 
@@ -543,6 +573,18 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         watcher = await pages.open(link + "&watch=1")
         await expect(watcher.locator("#role")).to_have_text("spectating")
         await expect(watcher.locator("#scorecard thead")).to_contain_text("Hanna")
+        # The old link form is rewritten to the new address.
+        await watcher.wait_for_function(
+            f"location.hash === '#/watch/{created.room}?invite={created.invite_code}'"
+        )
+
+        # Once the game has started, the friend's link offers to watch it.
+        await host.start()
+        late = await pages.open(link)
+        await expect(late.locator("#invited-text")).to_contain_text("the game has started")
+        await expect(late.locator("#invited-join")).to_be_hidden()
+        await late.click("#invited-watch")
+        await expect(late.locator("#role")).to_have_text("spectating")
 
 
 async def test_phone_holds_eight_players(pages: Pages) -> None:
@@ -607,6 +649,7 @@ async def test_lobby_is_pushed_to_a_second_page_without_any_click(pages: Pages) 
     await watcher.wait_for_function("window.yahtzee.lobbyMode === 'stream'")
     # Another client (the first page) creates a room; the second page's lobby shows it.
     await creator.fill("#name", "Pushed Paula")
+    await creator.click("#more summary")
     await creator.click("#create-button")
     await expect(creator.locator("#table")).to_be_visible()
     room = (await creator.locator("#room-id").text_content()) or ""
@@ -681,9 +724,13 @@ async def test_accessibility_and_a_solo_game_to_the_end(pages: Pages) -> None:
     page = await pages.open()
     assert await axe_serious(page) == []  # the lobby
 
-    await page.click("#sound")
+    # Sound is on by default, and the switch is in view.
     await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "true")
+    await page.click("#sound")
+    await expect(page.locator("#sound")).to_have_attribute("aria-pressed", "false")
+    await expect(page.locator("#sound")).to_have_text(re.compile("Sound off"))
     await page.fill("#name", "Solo")
+    await page.click("#more summary")
     await page.fill("#seats", "1")
     await page.click("#create-button")
     await expect(page.locator("#start")).to_be_visible()
@@ -719,10 +766,12 @@ async def test_quick_play_seats_two_strangers_and_starts(
         first = await quick.open()
         second = await quick.open()
         await first.fill("#name", "Quick One")
+        await first.click("#more summary")
         await first.click("#quick-play")
         await expect(first.locator("#waiting")).to_contain_text("1/2 seated")
         room = (await first.locator("#room-id").text_content()) or ""
         await second.fill("#name", "Quick Two")
+        await second.click("#more summary")
         await second.click("#quick-play")
         await expect(second.locator("#room-id")).to_have_text(room)
         # Full: the game starts by itself.
@@ -767,8 +816,11 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
     page = await cpu_pages.open()
     assert await axe_serious(page) == []  # the lobby with its computer controls
     await page.fill("#name", "Vera")
+    await page.click("#more summary")
+    await page.select_option("#play-computers", "1")
     await page.select_option("#play-level", "hard")
-    await page.click("#play-computer")
+    await page.select_option("#play-speed", "instant")
+    await page.click("#play-now")
     # One click: a room with the computer seated, joined and started.
     await expect(page.locator("#table")).to_be_visible()
     await expect(page.locator("#scorecard thead .cpu")).to_have_count(1)
@@ -805,7 +857,8 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
             lines = await options.all_text_contents()
             assert all(
                 re.fullmatch(
-                    r"(Keep [1-6 ]+, roll again|Roll all five again|Score [A-Za-z0-9 ]+) · \d+\.\d",
+                    r"(Keep [1-6 ]+, roll again|Roll all five again|(Score|Put 0 in) [A-Za-z0-9 ]+)"
+                    r" · \d+\.\d",
                     line,
                 )
                 for line in lines
@@ -823,7 +876,7 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
             await page.click("#ask-hint")
             await expect(options).to_have_count(3)
             for line in await options.all_text_contents():
-                assert line.startswith("Score "), line
+                assert line.startswith(("Score ", "Put 0 in ")), line
             advised = page.locator("#scorecard td.advised.mine button")
             await expect(advised).to_have_count(1)
             await expect(advised).to_have_attribute("aria-label", re.compile(", advised$"))
@@ -913,6 +966,7 @@ async def test_room_form_lobby_computers_variants_and_the_bonus_button(cpu_pages
 
     page = await cpu_pages.open()
     await page.fill("#name", "Hosting Hal")
+    await page.click("#more summary")
     await page.fill("#seats", "3")
     await page.fill("#computers", "5")
     await page.dispatch_event("#seats", "input")
@@ -941,6 +995,8 @@ async def test_room_form_lobby_computers_variants_and_the_bonus_button(cpu_pages
     assert await axe_serious(page) == []  # the room's lobby with the roster
     await page.click("#leave")
     await expect(page.locator("#lobby")).to_be_visible()
+    if not await page.locator("#create").is_visible():
+        await page.click("#more summary")
 
     # The house variants and no hints (no computer: the server needs no table for this room).
     await page.fill("#seats", "1")
@@ -983,14 +1039,17 @@ async def test_phone_play_vs_computer_controls_fit(cpu_pages: Pages) -> None:
 
     context = await cpu_pages.context(phone=True)
     page = await cpu_pages.open(phone=True, context=context)
-    for control in ("#play-computer", "#play-level"):
+    await page.click("#more summary")
+    for control in ("#play-now", "#play-level", "#play-speed", "#play-computers"):
         await expect(page.locator(control)).to_be_visible()
         box = await page.locator(control).bounding_box()
         assert box is not None
         assert box["x"] + box["width"] <= PHONE["width"], control
     await page.fill("#name", "Phoebe")
+    await page.select_option("#play-computers", "1")
     await page.select_option("#play-level", "easy")
-    await page.click("#play-computer")
+    await page.select_option("#play-speed", "instant")
+    await page.click("#play-now")
     await page.wait_for_function(MY_TURN_OR_OVER)
     await page.click("#roll")
     await expect(page.locator("#dice .die.blank")).to_have_count(0)
@@ -1003,3 +1062,353 @@ async def test_phone_play_vs_computer_controls_fit(cpu_pages: Pages) -> None:
         assert box["x"] + box["width"] <= PHONE["width"], control
     assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     await page.screenshot(path=_shot("web-phone-hint.png"), full_page=False)
+
+
+# ------------------------------------------------------------ issue 26: the first minute and on
+
+
+async def in_view(page: Any, selector: str, viewport: dict[str, int]) -> None:
+    """The element is wholly inside the viewport, without scrolling."""
+    box = await page.locator(selector).bounding_box()
+    assert box is not None, selector
+    assert box["y"] >= 0, (selector, box)
+    assert box["y"] + box["height"] <= viewport["height"], (selector, box)
+    assert box["x"] >= 0, (selector, box)
+    assert box["x"] + box["width"] <= viewport["width"], (selector, box)
+
+
+async def small_targets(page: Any) -> list[str]:
+    """Visible controls smaller than 44 x 44 CSS pixels (WCAG 2.5.5), one line each."""
+    return list(
+        await page.evaluate(
+            """() => [...document.querySelectorAll(
+                  "button, select, input:not([type=checkbox]), summary")]
+                .filter((n) => n.checkVisibility({ visibilityProperty: true }))
+                .map((n) => [n, n.getBoundingClientRect()])
+                .filter(([, r]) => r.width < 44 || r.height < 44)
+                .map(([n, r]) => `${n.id || n.className || n.tagName} ${r.width}x${r.height}`)"""
+        )
+    )
+
+
+async def test_play_now_in_one_click_and_the_whole_table_on_one_screen(cpu_pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    context = await cpu_pages.context(viewport=LAPTOP)
+    page = await cpu_pages.open(context=context)
+    # The first screen says what this is, shows dice and one primary button; forms are folded.
+    await expect(page.locator("#lobby-title")).to_contain_text("Yahtzee")
+    await expect(page.locator("#hero-dice .die")).to_have_count(5)
+    await expect(page.locator("#play-now")).to_have_class(re.compile(r"\bprimary\b"))
+    for other in ("#play-friend", "#watch-live"):
+        await expect(page.locator(other)).to_be_visible()
+    await expect(page.locator("#create")).to_be_hidden()
+    await in_view(page, "#play-now", LAPTOP)
+    default_name = await page.locator("#name").input_value()
+    assert re.fullmatch(r"Player \d{3}", default_name), default_name
+
+    # One click: seated against two named computers, no question asked, an address.
+    await page.click("#play-now")
+    await expect(page.locator("#table")).to_be_visible()
+    await expect(page.locator("#scorecard thead .cpu")).to_have_count(2)
+    await expect(page.locator("#notice")).to_be_hidden()
+    room = (await page.locator("#room-id").text_content()) or ""
+    await page.wait_for_function(f"location.hash === '#/room/{room}'")
+    assert await page.evaluate("localStorage.getItem('yahtzee.name')") == default_name
+    events = await page.evaluate(f"fetch('/rooms/{room}/events').then((r) => r.json())")
+    me = await page.evaluate("window.yahtzee.session.player")
+    joined = next(e for e in events["events"] if e["type"] == "player_joined" and e["player"] == me)
+    assert joined["seed"].startswith("web-")  # this browser's seed goes into the dice
+    await expect(page.locator("#fair")).to_contain_text("this browser's seed")
+
+    dialog_checked = False
+    for _turn in range(3):
+        await page.wait_for_function(MY_TURN_OR_OVER)
+        await page.click("#roll")
+        await expect(page.locator("#dice .die.blank")).to_have_count(0)
+        # The whole table on one screen: dice, Roll, YAHTZEE, Chance and the total.
+        for selector in (
+            "#dice",
+            "#roll",
+            '#scorecard tr[data-row="yahtzee"]',
+            '#scorecard tr[data-row="chance"]',
+            '#scorecard tr[data-row="total"]',
+        ):
+            await in_view(page, selector, LAPTOP)
+        assert await page.evaluate("window.scrollY") == 0
+        zero = page.locator("#scorecard td.mine.zero button")
+        positive = await page.locator("#scorecard td.mine:not(.zero) button").count()
+        if not dialog_checked and await zero.count() and positive:
+            # The zero-score dialog holds the focus until it is answered.
+            box = await zero.first.get_attribute("data-box")
+            await zero.first.click()
+            await expect(page.locator("#confirm")).to_be_visible()
+            await expect(page.locator("#confirm-text")).to_contain_text("Put 0 in")
+            await expect(page.locator("#confirm-no")).to_be_focused()
+            for key in ("Tab", "Tab", "Tab", "Shift+Tab", "Shift+Tab"):
+                await page.keyboard.press(key)
+                inside = await page.evaluate("document.activeElement.closest('#confirm') !== null")
+                assert inside, key
+            assert await axe_serious(page) == []  # the dialog
+            await page.keyboard.press("Escape")
+            await expect(page.locator("#confirm")).to_be_hidden()
+            await expect(
+                page.locator(f'#scorecard td.mine button[data-box="{box}"]')
+            ).to_be_focused()
+            dialog_checked = True
+        # After a score the focus is back on Roll, not on the page's body.
+        await page.locator("#scorecard td.mine button").last.click()
+        if await page.locator("#confirm").is_visible():
+            await page.click("#confirm-yes")
+        await expect(page.locator("#roll")).to_be_focused()
+    assert dialog_checked
+
+    # A reload comes back to the same address and table.
+    await page.reload()
+    await expect(page.locator("#room-id")).to_have_text(room)
+    await page.wait_for_function(f"location.hash === '#/room/{room}'")
+
+    # A Yahtzee is celebrated (animated when motion is welcome).
+    await page.evaluate(
+        """(() => {
+            const m = window.yahtzee.model, p = m.players.find((q) => q.computer);
+            window.yahtzee.client._emit("event", { type: "scored", room: m.room, seq: m.seq,
+              player: p.player, box: "yahtzee", points: 50, joker: false,
+              upper_bonus: p.totals.upper_bonus, yahtzee_bonus: 0, total: p.totals.grand + 50 });
+        })()"""
+    )
+    await expect(page.locator("#celebrate")).to_be_visible()
+    await expect(page.locator("#celebrate")).to_contain_text("YAHTZEE!")
+    animation = await page.evaluate(
+        "getComputedStyle(document.querySelector('#celebrate p')).animationName"
+    )
+    assert animation == "pop"
+    await page.screenshot(path=_shot("web-laptop.png"), full_page=False)
+
+
+async def test_phone_tap_targets_current_column_and_a_still_celebration(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    bots = [Client(pages.server.ws) for _ in range(7)]
+    try:
+        for bot in bots:
+            await bot.connect()
+        created = await bots[0].create_room(seats=8, first_player="seat_order")
+        for number, bot in enumerate(bots):
+            await bot.join(created.room, f"Player {number + 1} Longname")
+        context = await pages.context(phone=True, reduced_motion="reduce")
+        page = await pages.open(phone=True, context=context)
+        assert await small_targets(page) == []  # the first screen
+        await page.fill("#name", "Me")
+        await page.locator(f'#rooms li[data-room="{created.room}"] button.join').click()
+        await expect(page.locator("#waiting")).to_contain_text("8/8 seated")
+        await bots[0].start()
+        # Six players move; the seventh's column is scrolled into the scorecard's box.
+        for bot in bots[:6]:
+            async with asyncio.timeout(20):
+                await bot.wait_for(
+                    lambda m, b=bot: m.current_player == b.player and m.phase == "awaiting_roll"
+                )
+            await bot.roll()
+            await bot.score("chance")
+        seventh = bots[6].player
+        header = page.locator(f'#scorecard thead th[data-player="{seventh}"]')
+        await expect(header).to_have_class(re.compile(r"\bcurrent\b"))
+        await page.wait_for_function(
+            """(player) => {
+                const box = document.querySelector('#card-scroll').getBoundingClientRect();
+                const th = document.querySelector(`#scorecard thead th[data-player="${player}"]`)
+                  .getBoundingClientRect();
+                return th.left >= box.left && th.right <= box.right + 1;
+            }""",
+            arg=seventh,
+        )
+        assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        card = await page.locator("#card-scroll").bounding_box()
+        assert card is not None
+        assert card["x"] + card["width"] <= PHONE["width"]
+        assert await small_targets(page) == []  # the table
+        # A Yahtzee with reduced motion: the banner, standing still.
+        await page.evaluate(
+            """(player) => {
+                const m = window.yahtzee.model, p = m.players.find((q) => q.player === player);
+                window.yahtzee.client._emit("event", { type: "scored", room: m.room, seq: m.seq,
+                  player, box: "yahtzee", points: 50, joker: false, upper_bonus: 0,
+                  yahtzee_bonus: 0, total: p.totals.grand + 50 });
+            }""",
+            seventh,
+        )
+        await expect(page.locator("#celebrate")).to_be_visible()
+        animation = await page.evaluate(
+            "getComputedStyle(document.querySelector('#celebrate p')).animationName"
+        )
+        assert animation == "none"
+        await expect(page.locator("#sound")).to_be_visible()
+    finally:
+        for bot in bots:
+            await bot.close()
+
+
+async def test_friendly_words_for_every_error_code(pages: Pages) -> None:
+    from protocol.errors import ErrorCode
+
+    page = await pages.open()
+    for code in ErrorCode:
+        text = await page.evaluate(
+            "(code) => window.yahtzee.friendlyError(code, 'in phase awaiting_roll')", str(code)
+        )
+        assert text[:1].isupper(), (code, text)
+        assert text.endswith((".", "…")), (code, text)
+        assert "_" not in text, (code, text)
+    # A code of a newer server: its message, without identifiers.
+    text = await page.evaluate(
+        "window.yahtzee.friendlyError('brand_new', 'not in phase awaiting_roll')"
+    )
+    assert "_" not in text
+
+
+async def test_addresses_replay_by_turn_analysis_links_and_verified_dice(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    # A solo game whose first turn puts 0 in a box.
+    async with Client(pages.server.ws) as bot:
+        created = await bot.create_room(seats=1, first_player="seat_order")
+        await bot.join(created.room, "Linked Lia")
+        await bot.start()
+        zero_box = None
+        while True:
+            state = await bot.wait_for(
+                lambda m: m.status == "finished" or m.current_player == bot.player
+            )
+            if state.status == "finished":
+                break
+            if state.phase == "awaiting_roll":
+                await bot.roll()
+                continue
+            zeros = [e.box for e in state.preview if e.allowed and e.points == 0]
+            if zero_box is None and zeros:
+                zero_box = str(zeros[0])
+                await bot.score(zeros[0])
+                continue
+            if zero_box is None and state.rolls_left:
+                await bot.roll()
+                continue
+            move = decide(state.dice, state.rolls_left, state.preview)
+            if move.score:
+                await bot.score(move.score)
+            else:
+                await bot.roll(keep=move.keep)
+        player = bot.player
+    assert zero_box is not None
+    room = created.room
+
+    # The analysis as the server would give it: eleven costly decisions, the worst a 0.
+    decisions = [
+        {
+            "player": player,
+            "turn": 1,
+            "roll": 1,
+            "kind": "box",
+            "chosen_keep": None,
+            "best_keep": None,
+            "chosen_box": zero_box,
+            "best_box": "chance",
+            "chosen_expected": 150.0,
+            "best_expected": 170.0,
+            "loss": 20.0,
+        }
+    ] + [
+        {
+            "player": player,
+            "turn": t,
+            "roll": 1,
+            "kind": "keep",
+            "chosen_keep": [5],
+            "best_keep": [5, 5],
+            "chosen_expected": 150.0,
+            "best_expected": 150.0 + t,
+            "loss": float(t),
+        }
+        for t in range(2, 12)
+    ]
+    fake = {
+        "room": room,
+        "seq": 1,
+        "options": {"rules": "yahtzee"},
+        "players": [
+            {
+                "player": player,
+                "name": "Linked Lia",
+                "computer": None,
+                "decisions": decisions,
+                "total_loss": 85.0,
+                "mean_loss": 7.7,
+            }
+        ],
+    }
+    context = await pages.context()
+    await context.route(
+        "**/analysis",
+        lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps(fake)
+        ),
+    )
+    # A replay at a turn has an address of its own.
+    page = await pages.open(f"/#/replay/{room}?turn=3", context=context)
+    await expect(page.locator("#replay")).to_be_visible()
+    await expect(page.locator("#replay-turn")).to_have_value("3")
+    await expect(page.locator("#replay-event")).to_contain_text("Round 3")
+    await page.click("#replay-next-turn")
+    await expect(page.locator("#replay-turn")).to_have_value("4")
+    await page.wait_for_function(f"location.hash === '#/replay/{room}?turn=4'")
+    await page.click("#replay-prev-turn")
+    await expect(page.locator("#replay-turn")).to_have_value("3")
+    await page.select_option("#replay-turn", "7")
+    await expect(page.locator("#replay-event")).to_contain_text("Round 7")
+
+    # The analysis: worst first, "put 0 in", "and 1 smaller one", links to positions.
+    await page.click("#replay-analysis-button")
+    items = page.locator("#replay-analysis .analysis-list li")
+    await expect(items).to_have_count(10)
+    label = await page.evaluate(
+        f"import('/static/room-model.js').then((m) => m.LABELS['{zero_box}'])"
+    )
+    await expect(items.first).to_contain_text(f"put 0 in {label}")
+    await expect(page.locator("#replay-analysis")).to_contain_text("and 1 smaller one")
+    link = items.first.locator("a.analysis-link")
+    await expect(link).to_have_attribute("href", f"#/replay/{room}?turn=1&roll=1")
+    await link.click()
+    await expect(page.locator("#replay-turn")).to_have_value("1")
+    await expect(page.locator("#replay-event")).to_contain_text("rolled")
+    assert await axe_serious(page) == []  # the replay with the analysis
+
+    # Watching has an address too; the finished game's dice check out in the page.
+    watcher = await pages.open(f"/#/watch/{room}")
+    await expect(watcher.locator("#role")).to_have_text("game over")
+    await watcher.click("#verify-dice")
+    await expect(watcher.locator("#verify-result")).to_contain_text("✓ Fair")
+    await expect(watcher.locator("#verify-result")).to_contain_text("dice")
+
+
+async def test_dark_mode_room_before_the_start_and_back(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    context = await pages.context(color_scheme="dark")
+    page = await pages.open(context=context)
+    background = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(21, 24, 28)", background
+    assert await axe_serious(page) == []  # the lobby, dark
+    await page.click("#play-friend")
+    await expect(page.locator("#invite-friend")).to_be_visible()
+    room = (await page.locator("#room-id").text_content()) or ""
+    link = await page.locator("#invite-link").input_value()
+    assert link.startswith(f"{pages.server.http}/#/room/{room}?invite=")
+    assert await axe_serious(page) == []  # a room before the start, dark
+    await page.click("#start")
+    await expect(page.locator("#confirm")).to_be_visible()
+    assert await axe_serious(page) == []  # a dialog, dark
+    await page.click("#confirm-no")
+    # The browser's Back button leaves the room (nobody plays yet: no question).
+    await page.go_back()
+    await expect(page.locator("#lobby")).to_be_visible()
+    await expect(page.locator("#hero")).to_be_visible()
