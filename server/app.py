@@ -20,7 +20,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -57,6 +57,12 @@ from server.transport.runtime import SERVER_FULL, Runtime
 from server.transport.session import Session
 
 __all__ = ["App", "create_app", "create_app_from_env", "redis_client"]
+
+#: PRIVATE API: this module relies on internals of uvicorn's signal handlers (draining before
+#: uvicorn's own SIGTERM handling), checked against these versions; tests/test_private_api.py fails
+#: when an installed version differs: re-read this module against the new version, then update the
+#: pin.
+PRIVATE_API: Final = {"uvicorn": "0.54.0"}
 
 log = logging.getLogger("yahtzee.server")
 

@@ -23,6 +23,11 @@ from protocol.transport import Encoding
 
 __all__ = ["EncodedEvent", "decode_batch", "encode_batch", "encode_events", "from_log"]
 
+#: PRIVATE API: this module relies on internals of websockets' frame serialisation (a frame built
+#: once for every connection), checked against these versions; tests/test_private_api.py fails when
+#: an installed version differs: re-read this module against the new version, then update the pin.
+PRIVATE_API: Final = {"websockets": "17.4"}
+
 
 class _SeqOnly(msgspec.Struct):
     seq: int
