@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +34,7 @@ from server.domain.dice import Dice, Draws, new_seed
 from server.domain.events import Occurred, occurred
 from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
+from server.ops.retry import LRU
 from server.settings import Settings
 from server.storage.redis_store import (
     TRANSIENT_ERRORS,
@@ -139,17 +139,14 @@ class GameService:
         self.deliver = deliver
         self.clock = clock
         self.dice = dice
-        self._cache: OrderedDict[str, Cached] = OrderedDict()
+        self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: how many lobby entries this process wrote (a local listing cache compares it)
         self.index_writes = 0
 
     # -- the cache ----------------------------------------------------------------------------
 
     def _remember(self, room_id: str, cached: Cached) -> Cached:
-        self._cache[room_id] = cached
-        self._cache.move_to_end(room_id)
-        while len(self._cache) > _CACHE_ROOMS:
-            self._cache.popitem(last=False)
+        self._cache.put(room_id, cached)
         return cached
 
     def _from_store(self, room_id: str, stored: StoredRoom | None) -> Cached | None:
