@@ -288,10 +288,17 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         on_redis_error=lambda exc: metrics.redis_errors.labels("feed").inc(),
         on_kick=on_kick,
     )
-    service = GameService(store, settings, metrics, deliver=feed.publish_local)
+    # The service tells upkeep when a computer's move is due, and upkeep acts through the
+    # service: the name `upkeep` is bound below, before the service first calls `wake`.
+    service = GameService(
+        store,
+        settings,
+        metrics,
+        deliver=feed.publish_local,
+        wake=lambda room_id, at_ms: upkeep.wake_soon(room_id, at_ms),
+    )
     seats = Seats(service)
     upkeep = Upkeep(service, seats, Advisor())
-    service.wake = upkeep.wake_soon
     rt = Runtime(
         settings=settings,
         redis=client,

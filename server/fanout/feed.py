@@ -344,18 +344,18 @@ class Feed:
         data = msg.get("data")
         if kind != "smessage" or not isinstance(data, bytes):
             return
-        if data.startswith(b"kick "):
-            if self.on_kick is not None:
-                self.on_kick(data[5:].decode())
-            return
-        if room is None or (self.lose is not None and self.lose(room.room_id)):
-            return
         try:
-            events = wire.decode_batch(data)
+            message = wire.decode_channel(data)
         except Exception:  # a message we cannot read is a lost message: the log has it
             log.exception("unreadable pub/sub message on %s", channel)
             return
-        room.receive(events)
+        if isinstance(message, wire.Kick):
+            if self.on_kick is not None:
+                self.on_kick(message.conn)
+            return
+        if room is None or (self.lose is not None and self.lose(room.room_id)):
+            return
+        room.receive(message)
 
     def _room_of(self, channel: str) -> str:
         # <prefix>{room:<id>}:events

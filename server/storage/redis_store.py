@@ -345,7 +345,7 @@ class RedisStore:
 
     async def publish_kick(self, room_id: str, conn_id: str) -> None:
         """Tell every process serving the room that ``conn_id`` no longer holds its seat."""
-        await self.redis.spublish(self.channel(room_id), b"kick " + conn_id.encode())
+        await self.redis.spublish(self.channel(room_id), wire.encode_kick(conn_id))
 
 
 def _answered(name: str, replies: list[Any], per_bucket: int) -> list[Any]:
