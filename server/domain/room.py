@@ -30,7 +30,9 @@ from typing import Any
 
 import msgspec
 
+from protocol.errors import ErrorCode
 from server import game
+from server.domain.refusals import RefusalError
 
 __all__ = [
     "RECORD_FORMAT",
@@ -71,23 +73,15 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-class RoomError(Exception):
-    """Base of the room layer's refusals: a stable protocol ``code`` and a human ``message``."""
-
-    code = "internal_error"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class RoomError(RefusalError):
+    """Base of the room layer's refusals."""
 
 
 class SeatTakenError(RoomError):
     """The seat is now held by another connection (a later ``rejoin`` took it over)."""
 
-    code = "not_in_room"
-
     def __init__(self) -> None:
-        super().__init__("this seat was taken back by another connection")
+        super().__init__(ErrorCode.NOT_IN_ROOM, "this seat was taken back by another connection")
 
 
 # -- room events (not rules events: who is connected, how many watch) ---------------------------

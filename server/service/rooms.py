@@ -27,11 +27,13 @@ from typing import Any
 import redis.exceptions
 
 import protocol.messages as pm
+from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, wire
 from server.domain import room
 from server.domain.dice import Dice, Draws, new_seed
 from server.domain.events import Occurred, occurred
+from server.domain.refusals import RefusalError
 from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
 from server.ops.retry import LRU
@@ -66,24 +68,19 @@ def _json(result: dict[str, Any]) -> bytes:
     return json.dumps(result).encode() if result else b"{}"  # a play's result is empty
 
 
-class ServiceError(Exception):
-    """A refusal that is not a game rule (unknown room, bad token, ...), with a stable code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class ServiceError(RefusalError):
+    """A refusal that is not a game rule (unknown room, bad token, ...)."""
 
 
 class UnavailableError(ServiceError):
     """Redis did not answer in time: nothing is known to have changed; retry the command."""
 
     def __init__(self, detail: str) -> None:
-        super().__init__("unavailable", f"storage unavailable, retry: {detail}")
+        super().__init__(ErrorCode.UNAVAILABLE, f"storage unavailable, retry: {detail}")
 
 
 def room_not_found(room_id: str) -> ServiceError:
-    return ServiceError("room_not_found", f"no room {room_id!r}")
+    return ServiceError(ErrorCode.ROOM_NOT_FOUND, f"no room {room_id!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +179,7 @@ class GameService:
         for _ in range(_MAX_ATTEMPTS):
             try:
                 change = step(cached)
-            except (game.GameError, room.RoomError, ServiceError):
+            except (game.GameError, RefusalError):
                 # A refusal must not rest on a stale cache: look again once.
                 if not verified:
                     verified, stale = True, cached
@@ -208,7 +205,7 @@ class GameService:
                 raise room_not_found(room_id)
             cached, verified = fresh, True
             self.metrics.cas_conflicts.inc()
-        raise ServiceError("conflict", "the room is too busy, try again")
+        raise ServiceError(ErrorCode.CONFLICT, "the room is too busy, try again")
 
     async def _commit(
         self, room_id: str, cached: Cached, change: Change, cache_key: str
@@ -394,7 +391,7 @@ class GameService:
                 return candidate, invite
             if room_id is not None and existing is not None:
                 return room_id, invite  # created by an earlier attempt with this create_key
-        raise ServiceError("conflict", "could not allocate a room id")  # pragma: no cover
+        raise ServiceError(ErrorCode.CONFLICT, "could not allocate a room id")  # pragma: no cover
 
     def seat_computer(
         self,

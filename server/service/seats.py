@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
+from protocol.errors import ErrorCode
 from server import game
 from server.domain import room
 from server.domain.events import Occurred, occurred
@@ -40,7 +41,7 @@ class Seats:
         """Take a seat. The result holds ``player``, ``seat``, the seat ``token`` (never stored)
         and ``previous`` (the connection that held the seat, for a repeated ``join_key``)."""
         if len(name) > self.service.settings.max_name_length:
-            raise ServiceError("invalid_name", "name too long")
+            raise ServiceError(ErrorCode.INVALID_NAME, "name too long")
         token = secrets.token_urlsafe(32)
         token_hash = room.hash_secret(token)
         player_id = "p" + secrets.token_hex(6)
@@ -93,7 +94,7 @@ class Seats:
         fields = await self.service.store.seat_fields(room_id)
         player = fields.get(f"t:{token_hash}")
         if player is None or fields.get(f"p:{player}") != token_hash:
-            raise ServiceError("bad_token", "no seat with this token in this room")
+            raise ServiceError(ErrorCode.BAD_TOKEN, "no seat with this token in this room")
         return player
 
     async def claim_seat(
@@ -115,7 +116,7 @@ class Seats:
                 return None
             seated = record.game.player(player_id)
             if seated is None or seated.forfeited:
-                raise ServiceError("bad_token", "this seat was given up")
+                raise ServiceError(ErrorCode.BAD_TOKEN, "this seat was given up")
             record, back, previous = room.claim(record, player_id, conn_id)
             return Change(record, occurred(back, record.game))
 
@@ -181,7 +182,9 @@ class Seats:
             _require_host_in_lobby(record, host)
             seat = record.game.player(player)
             if seat is None or seat.computer is None:
-                raise ServiceError("invalid_field", f"{player!r} is not a computer in this room")
+                raise ServiceError(
+                    ErrorCode.INVALID_FIELD, f"{player!r} is not a computer in this room"
+                )
             record, events = self.service.apply(room_id, record, [game.Leave(player)])
             record = record.replace(connected=_without(record.connected, player))
             return Change(record, events)
@@ -202,7 +205,7 @@ def _require_host_in_lobby(record: room.RoomRecord, player: str) -> None:
 
 
 def _invite_required() -> ServiceError:
-    return ServiceError("invite_required", "this room is private: a valid invite is needed")
+    return ServiceError(ErrorCode.INVITE_REQUIRED, "this room is private: a valid invite is needed")
 
 
 def revoked(fields: dict[str, str], player: str) -> dict[str, str]:

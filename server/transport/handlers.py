@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import protocol.messages as pm
-from protocol.errors import make_error
+from protocol.errors import ErrorCode, make_error
 from server import game
 from server.boundary import translate
 from server.domain import room
+from server.domain.refusals import RefusalError
 from server.fanout.feed import Sink, Subscription
 from server.service.rooms import Cached, ServiceError, UnavailableError
 from server.storage.redis_store import TRANSIENT_ERRORS
@@ -79,9 +80,10 @@ async def handle(ctx: Context, command: pm.ClientMessage) -> Handled:
         return await _HANDLERS[type(command)](ctx, command)
     except room.SeatTakenError as exc:  # another connection took the seat back
         return Handled(_error(ctx, exc.code, command.id, str(exc)), leave=True, close=1000)
-    except (game.GameError, room.RoomError, ServiceError) as exc:
-        message = exc.message if isinstance(exc, room.RoomError | ServiceError) else str(exc)
-        return Handled(_error(ctx, translate.error_code(exc.code), command.id, message))
+    except RefusalError as exc:
+        return Handled(_error(ctx, exc.code, command.id, exc.message))
+    except game.GameError as exc:
+        return Handled(_error(ctx, translate.error_code(exc.code), command.id, str(exc)))
     except TRANSIENT_ERRORS as exc:
         return Handled(_error(ctx, "unavailable", command.id, UnavailableError(str(exc)).message))
 
@@ -105,21 +107,23 @@ def _ack(ctx: Context, command: pm.ClientMessage, result: pm.AckResult | None = 
 
 def _require_free(ctx: Context) -> None:
     if ctx.member is not None:
-        raise ServiceError("already_in_room", "leave this room first")
+        raise ServiceError(ErrorCode.ALREADY_IN_ROOM, "leave this room first")
 
 
 def _require_player(ctx: Context) -> tuple[str, str]:
     member = ctx.member
     if member is None:
-        raise ServiceError("not_in_room", "join or spectate a room first")
+        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
     if member.role != "player" or member.player is None:
-        raise ServiceError("spectator_cannot_act", "spectators can only watch")
+        raise ServiceError(ErrorCode.SPECTATOR_CANNOT_ACT, "spectators can only watch")
     return member.room, member.player
 
 
 def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
     if not room.invite_matches(record, invite):
-        raise ServiceError("invite_required", "this room is private: a valid invite is needed")
+        raise ServiceError(
+            ErrorCode.INVITE_REQUIRED, "this room is private: a valid invite is needed"
+        )
 
 
 # -- lobby ----------------------------------------------------------------------------------------
@@ -188,10 +192,10 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
             if await ctx.rt.store.load(room_id) is not None:
                 return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
     if not _creation_allowed(ctx):
-        raise ServiceError("rate_limited", "room creation quota used up: wait a minute")
+        raise ServiceError(ErrorCode.RATE_LIMITED, "room creation quota used up: wait a minute")
     options = translate.engine_options(command.options)
     if len(command.computers) >= command.seats:
-        raise ServiceError("invalid_field", "leave at least one seat for a person")
+        raise ServiceError(ErrorCode.INVALID_FIELD, "leave at least one seat for a person")
     if command.computers:
         ctx.rt.upkeep.advisor.prepare(options)  # loaded by the time the game starts
     room_id, invite = await service.create_room(
@@ -289,7 +293,7 @@ async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
     member = ctx.member
     if member is None:
-        raise ServiceError("not_in_room", "join or spectate a room first")
+        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
     seq = room_seq(ctx)
     if member.role == "player" and member.player is not None:
         key = f"{member.player}:{command.id}"
@@ -330,16 +334,18 @@ async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
     """The advisor's best options for the player on turn (any member of a room with hints)."""
     member = ctx.member
     if member is None:
-        raise ServiceError("not_in_room", "join or spectate a room first")
+        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
     current = await ctx.rt.service.view(member.room)
     record = current.record
     if not record.meta.hints:
-        raise ServiceError("hints_disabled", "this room was created without hints")
+        raise ServiceError(ErrorCode.HINTS_DISABLED, "this room was created without hints")
     if game.current_player(record.game) is None:
         raise game.WrongPhaseError("hints are given during a turn")
     table = await ctx.rt.upkeep.advisor.ready(record.game.options, TABLE_WAIT_SECONDS)
     if table is None:
-        raise ServiceError("unavailable", "the advisor is still building its strategy table")
+        raise ServiceError(
+            ErrorCode.UNAVAILABLE, "the advisor is still building its strategy table"
+        )
     advice = computers.hint(table, record.game)
     assert advice is not None  # a turn is in progress
     return _ack(ctx, command, translate.hint_result(advice), seq=current.seq)

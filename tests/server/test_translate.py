@@ -8,13 +8,14 @@ import pytest
 
 import protocol.messages as pm
 from protocol.codec import decode_server, encode_msgpack
-from protocol.errors import ERROR_CODES
+from protocol.errors import ERROR_CODES, ErrorCode
 from protocol.types import Box
 from server import game
 from server.boundary import translate
 from server.domain import room
 from server.domain.events import Occurred, occurred
-from server.service.rooms import ServiceError
+from server.domain.refusals import RefusalError
+from server.service.rooms import ServiceError, UnavailableError
 
 
 @pytest.mark.parametrize("code", sorted(game.ERROR_CODES))
@@ -23,7 +24,7 @@ def test_every_engine_error_code_has_a_protocol_code(code: str) -> None:
 
 
 def test_room_layer_codes_are_protocol_codes() -> None:
-    assert translate.error_code(room.SeatTakenError.code) == "not_in_room"
+    assert translate.error_code(room.SeatTakenError().code) == "not_in_room"
     assert translate.error_code(ServiceError("unavailable", "x").code) == "unavailable"
 
 
@@ -127,3 +128,12 @@ def test_running_bonus_totals_become_per_event_amounts() -> None:
         for e in engine
         if isinstance(e, game.Scored)
     ]
+
+
+def test_one_refusal_tree_with_protocol_codes() -> None:
+    for refusal in (room.SeatTakenError(), ServiceError("conflict", "x"), UnavailableError("x")):
+        assert isinstance(refusal, RefusalError)
+        assert isinstance(refusal.code, ErrorCode)
+    assert UnavailableError("x").code is ErrorCode.UNAVAILABLE
+    with pytest.raises(ValueError, match="no_such_code"):
+        ServiceError("no_such_code", "a typo in a code fails where it is raised")
