@@ -16,7 +16,7 @@ import httpx
 import pytest
 import websockets
 from gameplay import play_turn
-from procs import BOTH_BACKENDS, ServerProcess, StartServer
+from procs import BOTH_BACKENDS, ServerProcess, StartServer, scaled
 from wsclient import WsClient
 
 TIMEOUT = 15.0
@@ -221,7 +221,7 @@ async def test_shutdown_ends_open_lobby_streams(server: ServerProcess, signum: i
         started = time.monotonic()
         process.send_signal(signum)
         returncode = await asyncio.to_thread(process.wait, 20)
-        assert time.monotonic() - started < 10, "shutdown waited for the lobby streams"
+        assert time.monotonic() - started < scaled(10), "shutdown waited for the lobby streams"
         assert returncode in (0, -signum), server.log()  # uvicorn re-raises the signal
         for stream in streams:
             await stream.wait_ended()  # a complete response, not a broken connection
