@@ -55,9 +55,12 @@ class Limits:
     max_frame_bytes: int
     rate_per_second: float
     burst: int
-    #: bytes of frames per second a connection may send, and how many it may save up
-    bytes_per_second: int = 65_536
-    bytes_burst: int = 262_144
+    #: bytes of frames per second a connection may send, and how many it may save up: a
+    #: player's frames are tens of bytes, and what decoding a frame costs grows with its bytes
+    #: (a 16 KiB frame of nested empty arrays takes ~4 ms of CPU), so the budget bounds the
+    #: CPU one connection can take (tests/faults/test_fuzz_e2e.py measures it)
+    bytes_per_second: int = 16_384
+    bytes_burst: int = 65_536
 
 
 @dataclass(frozen=True, slots=True)
