@@ -87,8 +87,16 @@ def test_room_events_become_wire_events() -> None:
 def test_a_snapshot_shows_the_away_deadline_the_rematch_and_the_room_settings() -> None:
     state = game.new_game(game.RuleOptions(), 2)
     state, _ = game.apply(state, game.Join("p", "Pat"))
-    record = room.new_record(state, public=True, invite_hash=None, turn_seconds=0, now=0,
-                             dice_seed="ab" * 32, computer_delay_ms=300, auto_start=True)  # fmt: skip
+    record = room.new_record(
+        state,
+        public=True,
+        invite_hash=None,
+        turn_seconds=0,
+        now=0,
+        dice_seed="ab" * 32,
+        computer_delay_ms=300,
+        auto_start=True,
+    )
     released = room.release(record.replace(connected={"p": True}), "p", None, 1_000, 60)
     assert released is not None
     record = released[0].replace(rematch=room.Rematch("r2", None, "k"))
