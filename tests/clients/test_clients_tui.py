@@ -28,6 +28,7 @@ from clients.tui import (
     PlayApp,
     TableScreen,
     WatchApp,
+    analysis_text,
     describe,
     score_cell,
 )
@@ -40,6 +41,7 @@ from protocol import (
     Phase,
     PlayerJoined,
     PreviewEntry,
+    RematchOffered,
     Rolled,
     RoomOptions,
     RoomStatus,
@@ -443,6 +445,39 @@ def test_a_computer_and_the_bonus_take_are_described() -> None:
     line = describe(model, taken)
     assert line is not None
     assert line.plain == "Ann took the +100 bonus"
+
+
+def test_a_rematch_offer_is_described_and_kept_by_the_model() -> None:
+    model, ann = rolled_model()
+    offer = RematchOffered(room="r1", seq=5, player=ann, rematch_room="r2", invite_code="c0de")
+    line = describe(model, offer)
+    assert line is not None
+    assert line.plain == "Ann offers a rematch: press m to play again"
+    model.apply(offer)
+    assert (model.rematch_room, model.rematch_invite) == ("r2", "c0de")
+
+
+def test_the_analysis_in_words() -> None:
+    review = {"turn": 2, "roll": 1, "kind": "keep", "chosen_keep": [1, 2, 4, 4, 5],
+              "best_keep": [4, 4], "chosen_box": None, "best_box": None, "loss": 12.04}  # fmt: skip
+    boxed = {**review, "kind": "box", "roll": 3, "chosen_box": "chance",
+             "best_box": "full_house", "loss": 3.5}  # fmt: skip
+    text = analysis_text(
+        {
+            "players": [
+                {
+                    "name": "Ann",
+                    "computer": None,
+                    "decisions": [review, boxed],
+                    "total_loss": 15.54,
+                    "mean_loss": 7.77,
+                }
+            ]
+        }
+    ).plain
+    assert "Ann: 15.5 lost in 2 decisions (7.77 each)" in text
+    assert "Ann, turn 2, roll 1: kept all five (scored now), best 4 4 (-12.0)" in text
+    assert "Ann, turn 2, roll 3: scored Chance, best Full House (-3.5)" in text
 
 
 async def play_out(client: Client) -> None:
