@@ -54,7 +54,15 @@ log = logging.getLogger("yahtzee.service")
 
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
-_SUMMARY_EVENTS = (pm.PlayerJoined, pm.PlayerLeft, pm.GameStarted, pm.GameOver, pm.Spectators)
+_SUMMARY_EVENTS = (
+    pm.PlayerJoined,
+    pm.PlayerLeft,
+    pm.GameStarted,
+    pm.GameOver,
+    pm.Spectators,
+    pm.PlayerDisconnected,  # a ghost room leaves the lobby (room.ghost_at)
+    pm.PlayerReconnected,
+)
 
 Deliver = Callable[[str, list[wire.EncodedEvent]], None]
 """Hands a room's freshly committed events to this process's subscribers."""
@@ -277,7 +285,8 @@ class GameService:
             if wake != room.wake_at(before):
                 await self.store.set_deadline(room_id, wake)
             if created or any(isinstance(e, _SUMMARY_EVENTS) for e in events):
-                summary = json.dumps(room.summary(room_id, after)).encode()
+                grace = self.settings.absent_turn_seconds
+                summary = json.dumps(room.summary(room_id, after, grace)).encode()
                 await self.store.index_put(room_id, summary, now + ttl * 1000)
                 self.index_writes += 1
         except redis.exceptions.RedisError as exc:
@@ -289,12 +298,15 @@ class GameService:
         self, room_id: str, record: room.RoomRecord, commands: Sequence[game.Command]
     ) -> tuple[room.RoomRecord, list[Occurred]]:
         """Apply engine commands (dice drawn here), finishing any roll-off; the record and what
-        happened. The turn timer restarts when a turn began."""
+        happened. The turn timer restarts when a turn began. In an ``auto_start`` room the
+        command that takes the last seat also starts the game (as the host)."""
         state = record.game
         events: list[Occurred] = []
         turn_began = False
         draw = Draws(record, self.dice)
-        for command in commands:
+        commands = list(commands)
+        while commands:
+            command = commands.pop(0)
             state, new = game.apply(state, self._with_dice(state, command, draw))
             events += occurred(new, state)
             turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
@@ -303,9 +315,22 @@ class GameService:
                 state, new = game.apply(state, game.RollOff(faces))
                 events += occurred(new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
+            if not commands and self._starts_by_itself(record, state):
+                assert state.host is not None
+                commands.append(game.Start(state.host))
         state, events = self._computers_leave_alone(state, events)
         record = record.replace(draws=draw.count)
         return room.after_game(record, state, turn_began, self.clock()), events
+
+    @staticmethod
+    def _starts_by_itself(record: room.RoomRecord, state: game.GameState) -> bool:
+        """An ``auto_start`` room in the lobby whose seats are all taken, with a host."""
+        return (
+            record.meta.auto_start
+            and state.phase == game.Phase.LOBBY
+            and len(state.players) >= state.max_seats
+            and state.host is not None
+        )
 
     @staticmethod
     def _computers_leave_alone(
@@ -358,6 +383,7 @@ class GameService:
         hints: bool = True,
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
+        auto_start: bool = False,
     ) -> tuple[str, str | None]:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already."""
@@ -379,6 +405,7 @@ class GameService:
             computer_delay_ms=(
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
             ),
+            auto_start=auto_start,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):

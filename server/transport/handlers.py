@@ -141,16 +141,22 @@ LOBBY_CACHE_MS = 1000
 
 
 async def public_rooms(rt: Runtime, limit: int) -> list[pm.RoomSummary]:
-    """Public rooms of the lobby index, most recently active first. The list is read at most
-    once a second per process (and again at once after this process changed an entry): a
-    flood of listings costs Redis nothing more."""
+    """Public rooms of the lobby index, most recently active first, without ghost rooms (a
+    lobby whose people are all away past the absent grace, ``room.ghost_at``). The list is
+    read at most once a second per process (and again at once after this process changed an
+    entry): a flood of listings costs Redis nothing more."""
     now, writes = rt.service.clock(), rt.service.index_writes
     cached = rt.lobby_cache
     if cached is None or now - cached[0] >= LOBBY_CACHE_MS or cached[1] != writes:
-        raw = await rt.store.index_list(now, 1000)
-        rooms = [translate.room_summary(json.loads(s)) for s in raw]
-        cached = rt.lobby_cache = (now, writes, [r for r in rooms if r.public])
+        raw = [json.loads(s) for s in await rt.store.index_list(now, 1000)]
+        live = [s for s in raw if s.get("public") and not _ghost(s, now)]
+        cached = rt.lobby_cache = (now, writes, [translate.room_summary(s) for s in live])
     return cached[2][:limit]
+
+
+def _ghost(summary: dict[str, object], now: int) -> bool:
+    ghost_at = summary.get("ghost_at")
+    return isinstance(ghost_at, int) and ghost_at <= now
 
 
 async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -162,7 +168,8 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.GetRoom)
     current = await ctx.rt.service.view(command.room)
     _check_invite(current.record, command.invite_code)
-    summary = translate.room_summary(room.summary(command.room, current.record))
+    grace = ctx.rt.settings.absent_turn_seconds
+    summary = translate.room_summary(room.summary(command.room, current.record, grace))
     return _ack(ctx, command, pm.GetRoomResult(room=summary))
 
 
@@ -208,6 +215,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         hints=command.hints,
         computer_delay_ms=command.computer_delay_ms,
         computers=[(c.level.value, c.name) for c in command.computers],
+        auto_start=command.auto_start,
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 
@@ -223,7 +231,8 @@ async def _attach(
     there (``True``: resumed), else a snapshot of ``at`` and the events after it."""
     resumed = last_seq is not None and last_seq <= at.seq
     if last_seq is None or not resumed:
-        ctx.send(translate.snapshot(room_id, at.seq, at.record))
+        grace = ctx.rt.settings.absent_turn_seconds
+        ctx.send(translate.snapshot(room_id, at.seq, at.record, grace))
         after = at.seq
     else:
         after = last_seq
@@ -351,6 +360,22 @@ async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
     return _ack(ctx, command, translate.hint_result(advice), seq=current.seq)
 
 
+async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """A rematch of the finished game: the rematch room (created by the first offer) and the
+    sender's seat there; the connection stays where it is (SPEC 6.19)."""
+    room_id, player = _require_player(ctx)
+    out = await ctx.rt.seats.offer_rematch(room_id, player, ctx.conn_id)
+    cached = ctx.rt.service.cached(room_id)
+    if cached is not None and cached.record.game.players:
+        ctx.rt.upkeep.advisor.prepare(cached.record.game.options)  # for its computers
+    r = out.result
+    result = pm.OfferRematchResult(
+        room=r["room"], invite_code=r["invite_code"], player=r["player"], seat=r["seat"],
+        token=r["token"],
+    )  # fmt: skip
+    return Handled(pm.make_ack(command, result, seq=out.seq))
+
+
 # -- play -----------------------------------------------------------------------------------------
 
 
@@ -382,4 +407,5 @@ _HANDLERS: dict[type[pm.ClientMessage], Handler] = {
     pm.AddComputer: _add_computer,
     pm.RemoveComputer: _remove_computer,
     pm.Hint: _hint,
+    pm.OfferRematch: _offer_rematch,
 }

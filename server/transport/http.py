@@ -172,7 +172,9 @@ async def get_room(request: Request) -> Response:
     current = await _visible(request)
     if isinstance(current, Response):
         return current
-    return _json(translate.snapshot(request.path_params["room_id"], current.seq, current.record))
+    grace = runtime_of(request).settings.absent_turn_seconds
+    room_id = request.path_params["room_id"]
+    return _json(translate.snapshot(room_id, current.seq, current.record, grace))
 
 
 class _BadParamError(ValueError):
