@@ -9,8 +9,8 @@ import time
 
 import pytest
 from gameplay import play_game, play_turn
+from lobbystreams import entry, lobby_streams
 from procs import ServerProcess, StartServer
-from test_lobby_e2e import entry, lobby_streams
 from wsclient import Msg, WsClient, get_json, http_get
 
 pytestmark = pytest.mark.usefixtures("official_table")
