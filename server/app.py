@@ -39,6 +39,8 @@ from protocol.transport import (
     select_subprotocol,
 )
 from server import background, http
+from server.archive import http as archive_http
+from server.archive.wiring import Players
 from server.cluster_client import cluster_client
 from server.computers import Advisor
 from server.embedded_redis import EmbeddedRedis, start_embedded
@@ -137,6 +139,8 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
         if not await _accept(receive, send, chosen):
             return
         session = Session(scope, receive, send, rt, SUBPROTOCOLS[chosen], address)
+        # A player token or JWT of the handshake (remembered players): kept, not logged.
+        session.ctx.credential = archive_http.bearer(_Headers(scope))
         # The handshake's headers were read: what the connection keeps for its lifetime need
         # not hold them (the scope lives as long as the connection's task).
         scope["headers"] = []
@@ -150,6 +154,20 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
 
 
 TOO_MANY_FROM_ADDRESS = "too many connections from this address"
+
+
+class _Headers:
+    """The one header lookup :func:`server.archive.http.bearer` needs, on raw ASGI headers."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def get(self, name: str) -> str | None:
+        wanted = name.lower().encode()
+        for key, value in self.scope.get("headers") or []:
+            if key.lower() == wanted:
+                return bytes(value).decode("latin-1")
+        return None
 
 
 async def _accept(receive: Receive, send: Send, subprotocol: str) -> bool:
@@ -207,6 +225,7 @@ def routes() -> list[BaseRoute]:
         Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
+        *archive_http.routes(),
         # ENDPOINT_PATH (the WebSocket) is served by App itself, before Starlette's routing
     ]
 
@@ -320,6 +339,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
         )
         tasks: list[asyncio.Task[None]] = []
+        players: Players | None = None
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
         try:
             await rt.redis.ping()
@@ -328,6 +348,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             await rt.feed.start()
             _preload_tables(rt)
             tasks = background.start_loops(rt)
+            players = await Players.start(rt)  # the archive and identities (a database)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
             # What start-up made (modules, settings, the runtime) lives as long as the process:
@@ -344,6 +365,8 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=5)
+            if players is not None:
+                await players.stop()
             await rt.upkeep.stop()
             await rt.feed.stop()
             await rt.redis.aclose()

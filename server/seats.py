@@ -35,9 +35,11 @@ class Seats:
         join_key: str | None = None,
         seed: str | None = None,
         cache_key: str = "",
+        identity: str | None = None,
     ) -> Outcome:
-        """Take a seat. The result holds ``player``, ``seat``, the seat ``token`` (never stored)
-        and ``previous`` (the connection that held the seat, for a repeated ``join_key``)."""
+        """Take a seat (linked to ``identity``, a remembered player, when given). The result
+        holds ``player``, ``seat``, the seat ``token`` (never stored) and ``previous`` (the
+        connection that held the seat, for a repeated ``join_key``)."""
         if len(name) > self.service.settings.max_name_length:
             raise ServiceError("invalid_name", "name too long")
         token = secrets.token_urlsafe(32)
@@ -61,6 +63,8 @@ class Seats:
             if key_hash is not None:
                 record = record.replace(join_keys={**record.join_keys, key_hash: player_id})
             seats = {f"t:{token_hash}": player_id, f"p:{player_id}": token_hash}
+            if identity is not None:  # read by the archive (server.archive)
+                seats[f"i:{player_id}"] = identity
             result = {"player": player_id, "seat": record.game.seat_of(player_id)}
             return Change(record, events, result, seats)
 

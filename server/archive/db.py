@@ -38,20 +38,21 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
-    # A statement stuck on a lock or a dying server must not hold an archiver or a request.
-    await conn.execute("SET statement_timeout = '10s'")
-    await conn.execute("SET lock_timeout = '5s'")
-
-
 class Database:
     """A pool of connections to ``url`` (``postgresql://...``, psycopg's conninfo forms)."""
 
     def __init__(
-        self, url: str, *, max_size: int = 8, timeout: float = 2.0, connect_timeout: int = 3
+        self,
+        url: str,
+        *,
+        max_size: int = 8,
+        timeout: float = 2.0,
+        connect_timeout: int = 3,
+        statement_timeout_ms: int = 10_000,
     ) -> None:
         self.url = url
         self.timeout = timeout
+        self.statement_timeout_ms = statement_timeout_ms
         self.pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
             url,
             min_size=1,
@@ -59,13 +60,17 @@ class Database:
             open=False,
             timeout=timeout,
             check=AsyncConnectionPool.check_connection,
-            configure=_configure,
+            configure=self._configure,
             kwargs={"autocommit": True, "connect_timeout": connect_timeout},
             reconnect_timeout=float("inf"),  # keep trying while the database is down
             name="yahtzee-db",
         )
         self.schema_ready = False
         self._schema_lock = asyncio.Lock()
+
+    async def _configure(self, conn: psycopg.AsyncConnection[object]) -> None:
+        # A statement stuck on a lock or a dying server must not hold an archiver or a request.
+        await conn.execute(f"SET statement_timeout = {int(self.statement_timeout_ms)}")
 
     async def open(self) -> None:
         """Open the pool without waiting for a connection (the database may be down)."""

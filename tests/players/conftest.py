@@ -20,11 +20,14 @@ import pytest
 from server.archive.db import Database
 from server.ops.embedded_postgres import EmbeddedPostgres
 
+# Read before tests/conftest.py's session fixture hides it from the servers tests start.
+_EXTERNAL_DATABASE_URL = os.environ.get("DATABASE_URL")
+
 
 @pytest.fixture(scope="session")
 def database_server_url() -> Iterator[str]:
     """URL of a real PostgreSQL shared by the session."""
-    url = os.environ.get("DATABASE_URL")
+    url = _EXTERNAL_DATABASE_URL
     if url:
         yield url
         return
