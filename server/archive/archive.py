@@ -126,7 +126,10 @@ def archived_game(
     """The archive's form of a room whose game ended (``log``: its events, MessagePack)."""
     state = record.game
     events = [_msgpack.decode(data) for data in log]
-    over = any(isinstance(e, dict) and e.get("type") == "game_over" for e in events)
+    ends = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("type") == "game_over"]
+    over = bool(ends)
+    if over:  # the game's log: what follows game over (disconnections) is the room's, not kept
+        events = events[: ends[-1] + 1]
     people = [p for p in state.players if p.computer is None]
     abandoned = not over or not people or all(p.forfeited for p in people)
     standings = {s.player: s for s in game.standings(state)} if state.players else {}

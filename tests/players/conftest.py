@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
+from procs import ROOT, ServerProcess, StartServer, free_port
 
 from server.archive.db import Database
 from server.ops.embedded_postgres import EmbeddedPostgres
+
+# The WebSocket test client and game helpers of tests/server.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 # Read before tests/conftest.py's session fixture hides it from the servers tests start.
 _EXTERNAL_DATABASE_URL = os.environ.get("DATABASE_URL")
@@ -65,3 +71,37 @@ async def database(database_url: str) -> AsyncIterator[Database]:
         yield db
     finally:
         await db.close()
+
+
+@pytest.fixture
+def start_server(
+    redis_url: str, redis_prefix: str, database_url: str, tmp_path: Path
+) -> Iterator[StartServer]:
+    """Start ``yahtzee serve`` processes on this test's Redis prefix and database schema."""
+    started: list[ServerProcess] = []
+
+    def start(env: dict[str, str] | None = None, args: list[str] | None = None) -> ServerProcess:
+        full_env = {
+            **os.environ,
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": redis_prefix,
+            "DATABASE_URL": database_url,
+            "PYTHONPATH": str(ROOT),
+            "YAHTZEE_LOG_LEVEL": "warning",
+            "YAHTZEE_ARCHIVE_POLL_SECONDS": "0.05",
+            **(env or {}),
+        }
+        port = free_port()
+        server = ServerProcess(
+            port=port,
+            env=full_env,
+            log_path=tmp_path / f"server-{port}.log",
+            extra_args=list(args or []),
+        )
+        started.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
