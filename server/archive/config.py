@@ -37,6 +37,7 @@ class ArchiveSettings:
     jwt_audience: str | None = None
     jwt_algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
     jwt_leeway_seconds: int = 30
+    jwt_refresh_cooldown_seconds: float = 30.0
 
     @property
     def enabled(self) -> bool:

@@ -104,7 +104,14 @@ class JwtVerifier:
     def __init__(self, settings: ArchiveSettings) -> None:
         self.settings = settings
         self._jwks = (
-            jwt.PyJWKClient(settings.jwt_jwks_url, cache_keys=True, lifespan=300, timeout=5)
+            jwt.PyJWKClient(
+                settings.jwt_jwks_url,
+                cache_keys=False,  # the set is cached (lifespan): a retired key goes with it
+                lifespan=300,
+                timeout=5,
+                # an unknown kid fetches the set again at most this often (key rotation)
+                cooldown_duration=settings.jwt_refresh_cooldown_seconds,
+            )
             if settings.jwt_jwks_url
             else None
         )
