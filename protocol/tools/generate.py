@@ -86,6 +86,7 @@ OBJECTS: Final = (
     "GameAnalysis",
     "PlayerAnalysis",
     "DecisionReview",
+    "RememberedPlayer",
 )
 """Nested objects documented in SPEC.md section 5.5, in order (`GameAnalysis` and the objects
 in it are the body of the HTTP analysis, section 13.5)."""

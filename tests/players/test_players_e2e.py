@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +18,24 @@ from procs import StartServer
 from wsclient import WsClient
 
 TIMEOUT = 30.0
+HTTP_VECTORS = {
+    row["name"]: row
+    for row in json.loads(
+        (Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "http.json").read_text()
+    )["vectors"]
+}
+
+
+def same_shape(real: Any, vector: str) -> bool:
+    """The real answer has exactly the fields of the protocol's vector (and its seats)."""
+    body = HTTP_VECTORS[vector]["body"]
+    if set(real) != set(body):
+        return False
+    if "players" in body and isinstance(body["players"], list):
+        return all(set(p) == set(body["players"][0]) for p in real["players"])
+    if isinstance(body.get("games"), list):
+        return all(set(g) == set(body["games"][0]) for g in real["games"])
+    return True
 
 
 class BearerClient(WsClient):
@@ -111,6 +130,7 @@ async def test_a_remembered_game_outlives_its_room(
                 await client.close()
 
         game = await archived(http, f"/games/{room}")
+        assert same_shape(game, "game")
         assert game["game"] == f"{room}.1"
         assert game["outcome"] == "finished"
         assert game["events"][-1]["seq"] == over["seq"]
@@ -128,6 +148,7 @@ async def test_a_remembered_game_outlives_its_room(
         assert again.json() == game
 
         profile = (await http.get(f"/players/{ann_id}")).json()
+        assert same_shape(profile, "player_profile")
         assert profile["name"] == "Ann Lee"
         assert profile["games"] == 1
         assert profile["wins"] == (1 if seats["Ann"]["place"] == 1 else 0)
@@ -136,6 +157,7 @@ async def test_a_remembered_game_outlives_its_room(
         assert profile["upper_bonus_rate"] == (1.0 if seats["Ann"]["upper_bonus"] else 0.0)
         assert profile["yahtzee_rate"] == (1.0 if seats["Ann"]["yahtzees"] else 0.0)
         page = (await http.get(f"/players/{bob_id}/games")).json()
+        assert same_shape(page, "player_games")
         assert [g["game"] for g in page["games"]] == [f"{room}.1"]
         assert page["next_before"] is None
 
@@ -190,6 +212,7 @@ async def test_names_tokens_and_their_typed_refusals(start_server: StartServer) 
         assert (await http.post("/players", content=b"{")).json()["code"] == "malformed"
         me = await http.get("/players/me", headers={"Authorization": f"Bearer {token}"})
         assert me.json()["name"] == "Zoë Quinn"
+        assert same_shape(me.json(), "player_me")
 
         client = await WsClient(server.ws, "json", "c").connect()
         try:
