@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,7 +65,7 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path: Path) -> Non
     script = (
         "import os, sys\n"
         "from server.ops.embedded_postgres import EmbeddedPostgres\n"
-        "pg = EmbeddedPostgres(); pg.start(); print(pg.pid, flush=True)\n"
+        "pg = EmbeddedPostgres(); pg.start(); print(pg.pid, pg.data_dir.parent, flush=True)\n"
         "sys.stdin.read()\n"
     )
     child = subprocess.Popen(
@@ -74,13 +76,16 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path: Path) -> Non
     )
     with child:
         assert child.stdout is not None
-        pid = int(child.stdout.readline())
+        pid_text, folder = child.stdout.readline().decode().split()
+        pid = int(pid_text)
         child.kill()
         child.wait()
     # SIGINT from the kernel (PR_SET_PDEATHSIG): a fast shutdown, awaited through /proc
     import psutil
 
-    psutil.Process(pid).wait(timeout=30)
+    with contextlib.suppress(psutil.NoSuchProcess):  # gone already
+        psutil.Process(pid).wait(timeout=30)
+    shutil.rmtree(folder)  # what the killed process could not clean up
 
 
 async def test_migrations_apply_once_in_order(database_url: str, tmp_path: Path) -> None:
