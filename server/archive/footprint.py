@@ -127,7 +127,8 @@ async def measure(redis_url: str, database_url: str, games: int, players: int) -
         if keys_left:
             await client.delete(*keys_left)
         await client.aclose()
-    assert row is not None and archived is not None
+    assert row is not None
+    assert archived is not None
     pg_bytes = int(row[0])  # type: ignore[index]
     per_game_pg = pg_bytes / int(archived[0])  # type: ignore[index]
     return {
