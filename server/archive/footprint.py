@@ -37,7 +37,7 @@ __all__ = ["main"]
 
 async def _play(service: GameService, seats: Seats, players: int) -> str:
     room_id, _ = await service.create_room(
-        options=game.RuleOptions(first_player="seat_order"), seats=players
+        options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER), seats=players
     )
     ids = []
     for n in range(players):
