@@ -321,6 +321,14 @@ class Archive:
             row = await cur.fetchone()
         return None if row is None else bool(row[0])  # type: ignore[index]
 
+    async def rooms_archived(self, room_ids: list[str]) -> set[str]:
+        """Which of these rooms have an archived game."""
+        async with self.db.connection() as conn:
+            cur = await conn.execute(
+                "SELECT room_id FROM games WHERE room_id = ANY(%s)", (room_ids,)
+            )
+            return {str(r[0]) for r in await cur.fetchall()}  # type: ignore[index]
+
     async def count(self) -> int:
         async with self.db.connection() as conn:
             cur = await conn.execute("SELECT count(*) FROM games")

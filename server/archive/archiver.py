@@ -7,12 +7,18 @@ reads each room (record, event log, seat fields) from Redis, writes it with
 pending set; from then on the room expires as any finished room does. While the database is
 down a pass writes nothing, keeps the pending rooms' keys alive and tries again at the next
 pass: nothing is lost, and play never waits for the database.
+
+A rarer :meth:`Archiver.sweep` (every ``sweep_seconds``) scans the rooms in Redis for what the
+pending set missed: a finished room whose process died between its commit and its mark, and
+a started game about to expire unfinished (everyone gone for a day): archived as
+``abandoned``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 
 import redis.exceptions
@@ -45,6 +51,7 @@ class Archiver:
         retention_seconds: int,
         lease_ms: int = 10_000,
         retry_ms: int = 1_000,
+        sweep_seconds: float = 300.0,
         clock: Callable[[], int] = now_ms,
         analyse: Analyse | None = None,
     ) -> None:
@@ -54,6 +61,10 @@ class Archiver:
         self.retention_ms = retention_seconds * 1000
         self.lease_ms = lease_ms
         self.retry_ms = retry_ms
+        self.sweep_seconds = sweep_seconds
+        #: an unfinished game whose room expires within this is archived as abandoned
+        self.abandon_ms = int(sweep_seconds * 3000)
+        self._last_sweep = time.monotonic()
         self.clock = clock
         self.analyse = analyse
         self.archived = 0
@@ -103,8 +114,8 @@ class Archiver:
             await self.pending.done(room_id)
             return False
         record = room.decode_record(stored.record)
-        if record.game.phase != game.Phase.FINISHED:  # not finished (yet): nothing to keep
-            await self.pending.done(room_id)
+        if record.game.phase != game.Phase.FINISHED and not await self._expiring(room_id, record):
+            await self.pending.done(room_id)  # in play (or in the lobby): nothing to keep yet
             return False
         await self.pending.keep_alive(room_id, self.retention_ms)
         entries = await self.store.read_events(room_id, 0)
@@ -119,6 +130,43 @@ class Archiver:
             log.info("archive: game %s archived (%d events)", item.id, len(events))
         return new
 
+    async def _expiring(self, room_id: str, record: room.RoomRecord) -> bool:
+        """A started, unfinished game whose room expires soon (it is archived as abandoned)."""
+        if record.game.phase in (game.Phase.LOBBY, game.Phase.FINISHED):
+            return False
+        left = int(await self.store.redis.pttl(self.store.keys(room_id).room))
+        return 0 <= left < self.abandon_ms
+
+    async def sweep(self) -> int:
+        """Mark for the archive the finished rooms the pending set missed and the started
+        games about to expire unfinished; how many it marked. (A scan of the room keys: rare.)"""
+        prefix = f"{self.store.prefix}{{room:"
+        found: list[str] = []
+        async for key in self.store.redis.scan_iter(match=f"{prefix}*}}:room", count=1000):
+            name = key.decode() if isinstance(key, bytes) else str(key)
+            room_id = name[len(prefix) : -len("}:room")]
+            raw = await self.store.redis.hget(key, "record")
+            if raw is None:
+                continue
+            try:
+                record = room.decode_record(raw)
+            except ValueError:
+                continue
+            finished = record.game.phase == game.Phase.FINISHED
+            if finished or await self._expiring(room_id, record):
+                found.append(room_id)
+        if not found:
+            return 0
+        archived = await self.archive.rooms_archived(found)
+        marked = 0
+        for room_id in found:
+            if room_id not in archived:
+                await self.pending.add(room_id, self.clock())
+                marked += 1
+        if marked:
+            log.warning("archive: the sweep found %d room(s) to archive", marked)
+        return marked
+
     async def wait_pass(self) -> None:
         """Until the next pass ends (tests synchronise on passes, not on time)."""
         await self._pass_done.wait()
@@ -127,9 +175,14 @@ class Archiver:
         """Pass after pass until cancelled; Redis errors are logged and retried."""
         while True:
             try:
+                if time.monotonic() - self._last_sweep >= self.sweep_seconds:
+                    self._last_sweep = time.monotonic()
+                    await self.sweep()
                 await self.run_once()
-            except (redis.exceptions.RedisError, OSError) as exc:
+            except redis.exceptions.RedisError as exc:
                 log.warning("archive: redis: %s", exc)
+            except DATABASE_ERRORS as exc:
+                log.warning("archive: database unavailable: %s", exc)
             except Exception:
                 log.exception("archive pass failed")
             await asyncio.sleep(poll_seconds)

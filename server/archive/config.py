@@ -25,6 +25,8 @@ class ArchiveSettings:
     poll_seconds: float = 1.0
     #: How long one archiver holds a room it claimed before another may try it.
     lease_ms: int = 10_000
+    #: How often each process scans Redis for rooms the pending set missed (rare).
+    sweep_seconds: float = 300.0
     #: Most guest identities one address may create per hour.
     players_per_hour: int = 30
     max_name_length: int = 24
@@ -60,17 +62,22 @@ class ArchiveSettings:
             raise ValueError(f"YAHTZEE_DATABASE={database!r}: embedded or off")
         try:
             poll = float(get("YAHTZEE_ARCHIVE_POLL_SECONDS") or 1.0)
+            sweep = float(get("YAHTZEE_ARCHIVE_SWEEP_SECONDS") or 300.0)
             per_hour = int(get("YAHTZEE_PLAYERS_PER_HOUR") or 30)
         except ValueError as exc:
             raise ValueError(f"archive setting: {exc}") from None
-        if poll <= 0 or per_hour <= 0:
-            raise ValueError("YAHTZEE_ARCHIVE_POLL_SECONDS and YAHTZEE_PLAYERS_PER_HOUR > 0")
+        if poll <= 0 or per_hour <= 0 or sweep <= 0:
+            raise ValueError(
+                "YAHTZEE_ARCHIVE_POLL_SECONDS, YAHTZEE_ARCHIVE_SWEEP_SECONDS and "
+                "YAHTZEE_PLAYERS_PER_HOUR must be positive"
+            )
         algorithms = get("YAHTZEE_JWT_ALGORITHMS")
         jwt_algorithms = tuple(algorithms.split(",")) if algorithms else DEFAULT_ALGORITHMS
         return cls(
             database_url=get("DATABASE_URL"),
             database=database,
             poll_seconds=poll,
+            sweep_seconds=sweep,
             players_per_hour=per_hour,
             jwt_jwks_url=get("YAHTZEE_JWT_JWKS_URL"),
             jwt_public_key=get("YAHTZEE_JWT_PUBLIC_KEY"),

@@ -58,6 +58,7 @@ class Players:
             self.pending,
             retention_seconds=rt.settings.retention_seconds,
             lease_ms=settings.lease_ms,
+            sweep_seconds=settings.sweep_seconds,
             clock=rt.service.clock,
             analyse=self._accuracy,
         )

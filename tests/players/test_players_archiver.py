@@ -68,7 +68,7 @@ async def finished_room(node: Node, identity: str | None = None) -> tuple[str, s
     """A one-seat room played to its end (every turn: one roll, the best box)."""
     service = node.service
     room_id, _ = await service.create_room(
-        options=game.RuleOptions(first_player="seat_order"), seats=1
+        options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER), seats=1
     )
     joined = await node.seats.join(room_id, "Ann", None, identity=identity)
     player = str(joined.result["player"])
@@ -162,6 +162,45 @@ async def test_a_database_that_is_down_keeps_the_rooms_pending_and_alive(
         assert await node.store.redis.ttl(keys.room) > RETENTION // 2  # kept alive
     finally:
         await db.close()
+
+
+async def test_the_sweep_finds_what_the_pending_set_missed(node: Node, database: Database) -> None:
+    # a finished room whose process died between its commit and its mark
+    lost, _ = await finished_room(node)
+    await node.pending.done(lost)
+    # a started game whose room is about to expire unfinished, and one that is not
+    expiring, player = await started_room(node)
+    await node.store.redis.pexpire(node.store.keys(expiring).room, 5_000)
+    alive, _ = await started_room(node)
+    archiver = archiver_for(node, database)
+    assert await archiver.sweep() == 2
+    assert await archiver.run_once() == 2
+    archive = Archive(database)
+    finished = await archive.game(lost)
+    abandoned = await archive.game(expiring)
+    assert finished is not None
+    assert finished["outcome"] == "finished"
+    assert abandoned is not None
+    assert abandoned["outcome"] == "abandoned"
+    assert abandoned["server_seed"] is None  # never revealed for a game that did not end
+    assert [p["player"] for p in abandoned["players"]] == [player]
+    assert await archive.game(alive) is None
+    assert await archiver.sweep() == 0  # what is archived is not marked again
+
+
+async def started_room(node: Node) -> tuple[str, str]:
+    """A one-seat room whose game started (one turn played)."""
+    service = node.service
+    room_id, _ = await service.create_room(
+        options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER), seats=1
+    )
+    player = str((await node.seats.join(room_id, "Ann", None)).result["player"])
+
+    def start(cached: Cached) -> Change:
+        return Change(*service.apply(room_id, cached.record, [game.Start(player)]))
+
+    await service.transact(room_id, start)
+    return room_id, player
 
 
 async def _wait_until(check: Callable[[], Any], within: float = 30.0) -> None:
