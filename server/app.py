@@ -139,8 +139,10 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
         if not await _accept(receive, send, chosen):
             return
         session = Session(scope, receive, send, rt, SUBPROTOCOLS[chosen], address)
-        # A player token or JWT of the handshake (remembered players): kept, not logged.
-        session.ctx.credential = archive_http.bearer(_Headers(scope))
+        # A player token or JWT of the handshake (remembered players): kept, not logged;
+        # ignored by a server that keeps no players.
+        if rt.players is not None:
+            session.ctx.credential = archive_http.bearer(_Headers(scope))
         # The handshake's headers were read: what the connection keeps for its lifetime need
         # not hold them (the scope lives as long as the connection's task).
         scope["headers"] = []

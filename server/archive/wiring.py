@@ -10,6 +10,8 @@ answer 503); play never waits for it.
 from __future__ import annotations
 
 import asyncio
+import collections
+import hashlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -21,7 +23,7 @@ from server.archive.config import ArchiveSettings
 from server.archive.db import DATABASE_ERRORS, Database
 from server.archive.identities import Identities, Identity, IdentityError
 from server.archive.pending import PendingArchive
-from server.ops.embedded_postgres import EmbeddedPostgres, start_embedded
+from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
 
 if TYPE_CHECKING:
     from server.runtime import Runtime
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["Players", "identity_seat_field"]
 
 log = logging.getLogger("yahtzee.archive")
+
+KNOWN_CREDENTIALS = 10_000
 
 
 def identity_seat_field(player_id: str) -> str:
@@ -63,6 +67,8 @@ class Players:
             analyse=self._accuracy,
         )
         self._task: asyncio.Task[None] | None = None
+        #: credentials this process resolved lately (by hash), for a database outage only
+        self._known: collections.OrderedDict[str, Identity] = collections.OrderedDict()
 
     @classmethod
     async def start(cls, rt: Runtime, settings: ArchiveSettings | None = None) -> Players | None:
@@ -73,7 +79,11 @@ class Players:
         embedded = None
         url = settings.database_url
         if url is None:
-            embedded = start_embedded(log)
+            try:
+                embedded = start_embedded(log)
+            except EmbeddedPostgresError as exc:  # play needs no database: go on without one
+                log.error("no archive and no remembered players: %s", exc)
+                return None
             url = embedded.url
         db = Database(url)
         await db.open()
@@ -106,10 +116,21 @@ class Players:
     async def identity_of(self, credential: str) -> Identity:
         """The identity of a credential a connection presented; a database that does not
         answer is ``unavailable`` (retryable)."""
+        key = hashlib.sha256(credential.encode()).hexdigest()
         try:
-            return await self.identities.resolve(credential)
+            identity: Identity = await self.identities.resolve(credential)
         except DATABASE_ERRORS as exc:
+            # A player this process saw lately still plays as themself while the database is
+            # down (a revocation takes effect once it is back).
+            known = self._known.get(key)
+            if known is not None:
+                return known
             raise IdentityError("unavailable", f"player database unavailable: {exc}", 503) from exc
+        self._known[key] = identity
+        self._known.move_to_end(key)
+        while len(self._known) > KNOWN_CREDENTIALS:
+            self._known.popitem(last=False)
+        return identity
 
     async def _accuracy(
         self, record: room.RoomRecord, log_entries: list[bytes]

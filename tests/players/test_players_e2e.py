@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 import redis.asyncio as aioredis
 import websockets
 from gameplay import play_game
 from procs import StartServer
 from wsclient import WsClient
+
+from server.ops.embedded_postgres import EmbeddedPostgres
 
 TIMEOUT = 30.0
 HTTP_VECTORS = {
@@ -270,5 +273,68 @@ async def test_an_anonymous_client_sees_no_change(start_server: StartServer, enc
     try:
         hello = await client.ok("hello", client="test")
         assert hello["result"] == {"command": "hello"}
+    finally:
+        await client.close()
+
+
+async def test_a_database_outage_loses_no_game(start_server: StartServer) -> None:
+    """The database dies under a running server: known players still play as themselves, an
+    unknown credential is `unavailable` (retryable), games go on and end; once the database
+    is back every finished game is archived, once."""
+    import asyncio
+
+    with EmbeddedPostgres() as pg:
+        server = start_server(env={"DATABASE_URL": pg.url})
+        async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http:
+            ann_id, ann_token = await new_player(http, "Ann")
+            _, bob_token = await new_player(http, "Bob")
+            first = await WsClient(server.ws, "json", "a1").connect()
+            try:
+                await first.ok("hello", player_token=ann_token)
+            finally:
+                await first.close()
+            await asyncio.to_thread(pg.kill)
+
+            ready = (await http.get("/readyz")).json()
+            assert ready["ready"] is True
+            assert ready["database"] != "ok"
+            ann = await BearerClient(server.ws, ann_token, "ann").connect()
+            stranger = await WsClient(server.ws, "json", "b").connect()
+            try:
+                hello = await ann.ok("hello")
+                assert hello["result"]["player"]["player"] == ann_id
+                refused = await stranger.call("hello", player_token=bob_token)
+                assert (refused["code"], refused["retryable"]) == ("unavailable", True)
+                room = (await ann.ok("create_room", seats=1, public=True))["result"]["room"]
+                await ann.join(room, "Ann")
+                await ann.ok("start")
+                await play_game({ann.player: ann}, ann)  # type: ignore[dict-item]
+            finally:
+                await ann.close()
+                await stranger.close()
+            assert (await http.get(f"/games/{room}")).status_code == 503
+
+            await asyncio.to_thread(pg.restart)
+            game = await archived(http, f"/games/{room}")
+            assert game["players"][0]["identity"] == ann_id
+        with psycopg.connect(pg.url) as conn:
+            row = conn.execute("SELECT count(*) FROM games WHERE room_id = %s", (room,)).fetchone()
+            assert row == (1,)
+
+
+async def test_a_server_without_a_database_ignores_the_handshake_credential(
+    start_server: StartServer,
+) -> None:
+    server = start_server(env={"DATABASE_URL": "", "YAHTZEE_DATABASE": "off"})
+    async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http:
+        assert (await http.get("/readyz")).json() == {"ready": True}
+        reply = await http.post("/players", json={"name": "Ann"})
+        assert (reply.status_code, reply.json()["code"]) == (503, "unavailable")
+    client = await BearerClient(server.ws, "ypt_" + "x" * 43, "c").connect()
+    try:
+        room = (await client.ok("create_room", seats=1, public=True))["result"]["room"]
+        await client.join(room, "Ann")  # anonymous, as before 1.3
+        asked = await client.call("hello", player_token="ypt_" + "x" * 43)
+        assert asked["code"] == "unsupported"
     finally:
         await client.close()
