@@ -14,7 +14,7 @@ import psycopg
 import pytest
 import redis.asyncio as aioredis
 import websockets
-from gameplay import play_game
+from gameplay import play_game, play_turn
 from procs import StartServer
 from wsclient import WsClient
 
@@ -338,3 +338,52 @@ async def test_a_server_without_a_database_ignores_the_handshake_credential(
         assert asked["code"] == "unsupported"
     finally:
         await client.close()
+
+
+@pytest.mark.usefixtures("official_table")
+async def test_archived_games_carry_each_players_accuracy(start_server: StartServer) -> None:
+    """With the rules' strategy table loaded (a computer seat needs it), every seat of the
+    archived game has its share of optimal decisions, and the profile averages it."""
+    server = start_server(env={"YAHTZEE_COMPUTER_DELAY_MS": "0"})
+    async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http:
+        ann_id, ann_token = await new_player(http, "Ann")
+        ann = await BearerClient(server.ws, ann_token, "ann").connect()
+        try:
+            created = await ann.ok(
+                "create_room",
+                seats=2,
+                public=True,
+                computers=[{"level": "optimal"}],
+                computer_delay_ms=0,
+            )
+            room = created["result"]["room"]
+            await ann.join(room, "Ann")
+            await ann.ok("start")
+            await play_against_computers(ann)
+        finally:
+            await ann.close()
+        game = await archived(http, f"/games/{room}")
+        seats = {p["computer"] or "person": p for p in game["players"]}
+        assert seats["optimal"]["accuracy"] == 1.0  # the optimal strategy is optimal
+        assert 0.0 <= seats["person"]["accuracy"] <= 1.0
+        profile = (await http.get(f"/players/{ann_id}")).json()
+        assert profile["accuracy"] == seats["person"]["accuracy"]
+
+
+async def play_against_computers(client: WsClient) -> None:
+    """Play the client's turns until game over; the computers play theirs."""
+    while True:
+        await client.wait_for(
+            lambda: any(e["type"] in ("turn_changed", "game_over") for e in client.events)
+        )
+        last = next(
+            e for e in reversed(client.events) if e["type"] in ("turn_changed", "game_over")
+        )
+        if last["type"] == "game_over":
+            return
+        if last["player"] == client.player:
+            scored = await play_turn(client, rolls=2)
+            await client.wait_event(lambda e, s=scored["seq"]: e["seq"] >= s)
+        else:
+            seen = len(client.events)
+            await client.wait_for(lambda n=seen: len(client.events) > n)
