@@ -12,7 +12,8 @@ Unknown fields are ignored on decoding (``forbid_unknown_fields=False``): that i
 later minor revision add optional fields without breaking old peers.
 
 Optional fields (those with a default) may be absent or, where their type allows ``null``, null
-on the wire; the encoder always writes every field.
+on the wire; the encoder always writes every field, except those whose default is
+``msgspec.UNSET`` (v1.3: ``Hello.player_token``, ``HelloResult.player``), written only when set.
 
 Constructing messages: every class is keyword-only, e.g.
 ``Join(id="c3", room="r-5fK2", name="Ann")``; replies are built with :func:`make_ack`,
