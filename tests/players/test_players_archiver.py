@@ -262,3 +262,23 @@ async def test_a_database_killed_mid_write_loses_and_doubles_nothing(node: Node)
             assert rows == expected
         finally:
             await db.close()
+
+
+async def test_two_archivers_at_once_write_each_game_once(node: Node, database_url: str) -> None:
+    rooms = {room_id for room_id, _ in [await finished_room(node) for _ in range(6)]}
+    first, second = Database(database_url), Database(database_url)
+    await first.open()
+    await second.open()
+    try:
+        a, b = archiver_for(node, first), archiver_for(node, second)
+        done = await asyncio.gather(a.run_once(), b.run_once())
+        while await node.pending.count():  # a room the other one had claimed: after its lease
+            node.clock.now += 10_000
+            done += await asyncio.gather(a.run_once(), b.run_once())
+        assert sum(done) == len(rooms)
+        async with first.connection() as conn:
+            cur = await conn.execute("SELECT room_id FROM games")
+            assert {row[0] for row in await cur.fetchall()} == rooms  # type: ignore[index]
+    finally:
+        await first.close()
+        await second.close()

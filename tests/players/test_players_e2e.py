@@ -387,3 +387,11 @@ async def play_against_computers(client: WsClient) -> None:
         else:
             seen = len(client.events)
             await client.wait_for(lambda n=seen: len(client.events) > n)
+
+
+async def test_guests_are_rate_limited_per_address(start_server: StartServer) -> None:
+    server = start_server(env={"YAHTZEE_PLAYERS_PER_HOUR": "3"})  # a burst of one
+    async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http:
+        await new_player(http, "First")
+        again = await http.post("/players", json={"name": "Second"})
+        assert (again.status_code, again.json()["code"]) == (429, "rate_limited")
