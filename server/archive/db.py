@@ -62,7 +62,9 @@ class Database:
             check=AsyncConnectionPool.check_connection,
             configure=self._configure,
             kwargs={"autocommit": True, "connect_timeout": connect_timeout},
-            reconnect_timeout=float("inf"),  # keep trying while the database is down
+            # a failed reconnection gives up after this; the next request tries again at once
+            # (no backoff grown over a long outage)
+            reconnect_timeout=10.0,
             name="yahtzee-db",
         )
         self.schema_ready = False

@@ -33,6 +33,8 @@ __all__ = ["Players", "identity_seat_field"]
 log = logging.getLogger("yahtzee.archive")
 
 KNOWN_CREDENTIALS = 10_000
+STARTUP_SECONDS = 3.0
+"""How long start-up waits for the database to migrate it (then the archiver retries)."""
 
 
 def identity_seat_field(player_id: str) -> str:
@@ -87,6 +89,11 @@ class Players:
             url = embedded.url
         db = Database(url)
         await db.open()
+        try:  # migrated before the first request when the database answers; else later
+            async with asyncio.timeout(STARTUP_SECONDS):
+                await db.ensure_schema()
+        except DATABASE_ERRORS as exc:
+            log.warning("database not ready at start (archiving will wait for it): %s", exc)
         players = cls(rt, settings, db, embedded)
         rt.service.finished = players.pending.add
         rt.players = players
@@ -98,6 +105,7 @@ class Players:
     async def stop(self) -> None:
         if self.rt.service.finished == self.pending.add:
             self.rt.service.finished = None
+        self.rt.players = None
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait([self._task], timeout=5)
