@@ -69,6 +69,8 @@ class Archiver:
         self.analyse = analyse
         self.archived = 0
         self.failures = 0
+        #: rooms due at the start of the last pass
+        self.due = 0
         self.last_error: str | None = None
         #: set after every pass (tests and /readyz wait on it, never on time)
         self.passes = 0
@@ -79,6 +81,7 @@ class Archiver:
         (the rooms stay pending); Redis errors propagate to the loop."""
         now = self.clock()
         due = await self.pending.due(now)
+        self.due = len(due)
         written = 0
         try:
             await self.archive.db.ensure_schema()

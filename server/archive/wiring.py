@@ -13,8 +13,11 @@ import asyncio
 import collections
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from server import computers, room, translate
 from server.archive.archive import Archive, identity_field
@@ -39,6 +42,28 @@ STARTUP_SECONDS = 3.0
 
 def identity_seat_field(player_id: str) -> str:
     return identity_field(player_id)
+
+
+class _ArchiveMetrics(Collector):
+    """The archiver's counts on the application's Prometheus registry."""
+
+    def __init__(self, archiver: Archiver) -> None:
+        self.archiver = archiver
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "yahtzee_archived_games", "Games this process archived.", self.archiver.archived
+        )
+        yield CounterMetricFamily(
+            "yahtzee_archive_failures",
+            "Archiver passes that met a database that did not answer.",
+            self.archiver.failures,
+        )
+        yield GaugeMetricFamily(
+            "yahtzee_archive_due_rooms",
+            "Finished rooms due for the archive at the last pass (they wait in Redis).",
+            self.archiver.due,
+        )
 
 
 class Players:
@@ -69,6 +94,7 @@ class Players:
             analyse=self._accuracy,
         )
         self._task: asyncio.Task[None] | None = None
+        rt.metrics.registry.register(_ArchiveMetrics(self.archiver))
         #: credentials this process resolved lately (by hash), for a database outage only
         self._known: collections.OrderedDict[str, Identity] = collections.OrderedDict()
 

@@ -170,6 +170,9 @@ async def test_a_remembered_game_outlives_its_room(
         assert [g["game"] for g in lines] == [f"{room}.1"]
         later = await http.get("/games/export", params={"since": game["finished_ms"] + 1})
         assert later.text == ""
+        metrics = (await http.get("/metrics")).text
+        assert "yahtzee_archived_games_total 1.0" in metrics
+        assert "yahtzee_archive_due_rooms " in metrics
     log = server.log()
     assert ann_token not in log
     assert bob_token not in log
