@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 import pytest
-import redis.asyncio as aioredis
+from procs import BOTH_BACKENDS, async_client
 
 from server import game
 from server.archive.archive import Archive, game_id
@@ -50,8 +50,8 @@ class Node:
 
 
 @pytest.fixture
-async def node(redis_url: str, redis_prefix: str) -> AsyncIterator[Node]:
-    client = aioredis.Redis.from_url(redis_url)
+async def node(redis_url: str, redis_prefix: str, redis_backend: str) -> AsyncIterator[Node]:
+    client = async_client(redis_url, redis_backend)
     settings = Settings(redis_url=redis_url, redis_prefix=redis_prefix, retention_seconds=RETENTION)
     store = RedisStore(client, redis_prefix)
     clock = Clock()
@@ -105,6 +105,7 @@ def archiver_for(node: Node, db: Database) -> Archiver:
     )
 
 
+@BOTH_BACKENDS
 async def test_a_finished_game_is_archived_once_with_its_seats_log_and_dice(
     node: Node, database: Database
 ) -> None:
@@ -164,6 +165,7 @@ async def test_a_database_that_is_down_keeps_the_rooms_pending_and_alive(
         await db.close()
 
 
+@BOTH_BACKENDS
 async def test_the_sweep_finds_what_the_pending_set_missed(node: Node, database: Database) -> None:
     # a finished room whose process died between its commit and its mark
     lost, _ = await finished_room(node)
