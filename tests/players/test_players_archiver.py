@@ -284,3 +284,32 @@ async def test_two_archivers_at_once_write_each_game_once(node: Node, database_u
     finally:
         await first.close()
         await second.close()
+
+
+async def test_a_game_every_person_left_is_archived_as_abandoned(
+    node: Node, database: Database
+) -> None:
+    service = node.service
+    room_id, _ = await service.create_room(
+        options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER),
+        seats=2,
+        computers=[("easy", None)],
+    )
+    player = str((await node.seats.join(room_id, "Ann", None)).result["player"])
+
+    def start(cached: Cached) -> Change:
+        return Change(*service.apply(room_id, cached.record, [game.Start(player)]))
+
+    def leave(cached: Cached) -> Change:
+        return Change(*service.apply(room_id, cached.record, [game.Leave(player)]))
+
+    await service.transact(room_id, start)
+    left = await service.transact(room_id, leave)  # the computer leaves too: the game ends
+    assert left.record is not None
+    assert left.record.game.phase == game.Phase.FINISHED
+    assert await archiver_for(node, database).run_once() == 1
+    body = await Archive(database).game(room_id)
+    assert body is not None
+    assert body["outcome"] == "abandoned"
+    assert all(p["forfeited"] for p in body["players"])
+    assert body["events"][-1]["type"] == "game_over"
