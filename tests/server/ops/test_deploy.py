@@ -21,6 +21,16 @@ def test_services(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) >= {"redis", "server", "lb"}
 
 
+def test_postgres_keeps_its_data_and_the_servers_use_it(compose: dict[str, Any]) -> None:
+    postgres = compose["services"]["postgres"]
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in postgres["volumes"])
+    assert "postgres-data" in compose["volumes"]
+    assert "healthcheck" in postgres
+    server = compose["services"]["server"]
+    assert server["environment"]["DATABASE_URL"].startswith("postgresql://")
+    assert "@postgres:5432/" in server["environment"]["DATABASE_URL"]
+
+
 def test_redis_is_append_only_and_persistent(compose: dict[str, Any]) -> None:
     redis = compose["services"]["redis"]
     command = redis["command"]
