@@ -25,7 +25,8 @@ from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
 from server.service.archiver import Archiver
 from server.service.identities import Identities, Identity, IdentityError
-from server.storage.archive import Archive, identity_field
+from server.storage.archive import Archive
+from server.storage.archived_game import identity_field
 from server.storage.pending import PendingArchive
 from server.storage.postgres import DATABASE_ERRORS, Database
 from server.strategy import computers

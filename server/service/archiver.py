@@ -26,7 +26,8 @@ import redis.exceptions
 from server import game
 from server.domain import room
 from server.domain.timing import now_ms
-from server.storage.archive import Archive, archived_game
+from server.storage.archive import Archive
+from server.storage.archived_game import archived_game
 from server.storage.pending import PendingArchive
 from server.storage.postgres import DATABASE_ERRORS
 from server.storage.redis_store import RedisStore

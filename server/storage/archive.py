@@ -1,7 +1,7 @@
 """The game archive in PostgreSQL: what a finished room becomes once it leaves Redis.
 
-:func:`archived_game` turns a finished room (its record, its event log, its seat fields) into
-an :class:`ArchivedGame`; :meth:`Archive.write` stores it in ONE transaction (the game, its
+:func:`~server.storage.archived_game.archived_game` turns a finished room into an
+``ArchivedGame``; :meth:`Archive.write` stores it in ONE transaction (the game, its
 seats with their final cards and identities, the full event log), exactly once: the game's key
 is (room id, game number) and a second write of the same game does nothing
 (``ON CONFLICT DO NOTHING``). A write cut by a dying database leaves nothing (the transaction
@@ -15,167 +15,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from protocol import fairdice
-from server import game
-from server.domain import room
+from server.storage.archived_game import (
+    ArchivedGame,
+    to_ms,
+    to_utc,
+)
 from server.storage.postgres import Database
 
-__all__ = [
-    "GAME_NO",
-    "IDENTITY_FIELD",
-    "Archive",
-    "ArchivedGame",
-    "ArchivedSeat",
-    "archived_game",
-    "game_id",
-    "identity_field",
-]
-
-GAME_NO = 1
-"""A room holds one game (nothing follows ``finished``); the number keeps the archive's key
-ready for rooms that would play again."""
-
-IDENTITY_FIELD = "i:"
-"""Seat-hash field prefix: ``i:<player id>`` -> the identity id that took the seat."""
-
-_msgpack = msgspec.msgpack.Decoder()
-
-
-def identity_field(player_id: str) -> str:
-    return f"{IDENTITY_FIELD}{player_id}"
-
-
-def game_id(room_id: str, game_no: int = GAME_NO) -> str:
-    return f"{room_id}.{game_no}"
-
-
-def _utc(ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-
-
-def _ms(value: dt.datetime) -> int:
-    return int(value.timestamp() * 1000)
-
-
-@dataclass(frozen=True, slots=True)
-class ArchivedSeat:
-    seat: int
-    player_id: str
-    name: str
-    computer: str | None
-    identity_id: str | None
-    place: int
-    total: int
-    forfeited: bool
-    scores: list[int | None]
-    yahtzee_bonuses: int
-    upper_bonus: bool
-    yahtzees: int
-    accuracy: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ArchivedGame:
-    room_id: str
-    game_no: int
-    outcome: str
-    public: bool
-    room_name: str
-    options: dict[str, Any]
-    seats: int
-    turn_seconds: int
-    hints: bool
-    created_ms: int
-    finished_ms: int
-    dice_commitment: str
-    server_seed: str | None
-    player_seeds: dict[str, str]
-    final_state: dict[str, Any]
-    events: list[Any]
-    players: list[ArchivedSeat] = field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return game_id(self.room_id, self.game_no)
-
-
-def _yahtzees(card: game.Scorecard) -> int:
-    boxes = game.boxes_for(card.rules)
-    made = sum(
-        1
-        for box, score in zip(boxes, card.scores, strict=True)
-        if box in (game.Box.YAHTZEE, game.Box.YATZY) and score
-    )
-    return made + card.yahtzee_bonuses
-
-
-def archived_game(
-    room_id: str,
-    record: room.RoomRecord,
-    log: Sequence[bytes],
-    seat_fields: Mapping[str, str],
-    finished_ms: int,
-    accuracy: Mapping[str, float] | None = None,
-) -> ArchivedGame:
-    """The archive's form of a room whose game ended (``log``: its events, MessagePack)."""
-    state = record.game
-    events = [_msgpack.decode(data) for data in log]
-    ends = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("type") == "game_over"]
-    over = bool(ends)
-    if over:  # the game's log: what follows game over (disconnections) is the room's, not kept
-        events = events[: ends[-1] + 1]
-    people = [p for p in state.players if p.computer is None]
-    abandoned = not over or not people or all(p.forfeited for p in people)
-    standings = {s.player: s for s in game.standings(state)} if state.players else {}
-    seats: list[ArchivedSeat] = []
-    for index, p in enumerate(state.players):
-        totals = p.card.totals()
-        standing = standings.get(p.player_id)
-        seats.append(
-            ArchivedSeat(
-                seat=index,
-                player_id=p.player_id,
-                name=p.name,
-                computer=p.computer,
-                identity_id=seat_fields.get(identity_field(p.player_id)) or None,
-                place=standing.place if standing else index + 1,
-                total=totals.grand,
-                forfeited=p.forfeited,
-                scores=list(p.card.scores),
-                yahtzee_bonuses=p.card.yahtzee_bonuses,
-                upper_bonus=totals.upper_bonus > 0,
-                yahtzees=_yahtzees(p.card),
-                accuracy=(accuracy or {}).get(p.player_id),
-            )
-        )
-    seed = bytes.fromhex(record.meta.dice_seed)
-    as_dict = game.to_dict(state)
-    return ArchivedGame(
-        room_id=room_id,
-        game_no=GAME_NO,
-        outcome="abandoned" if abandoned else "finished",
-        public=record.meta.public,
-        room_name=record.meta.name,
-        options=as_dict["options"],
-        seats=state.max_seats,
-        turn_seconds=record.meta.turn_seconds,
-        hints=record.meta.hints,
-        created_ms=record.meta.created_ms,
-        finished_ms=finished_ms,
-        dice_commitment=fairdice.commitment(seed),
-        server_seed=seed.hex() if over else None,
-        player_seeds=dict(record.seeds),
-        final_state=as_dict,
-        events=events,
-        players=seats,
-    )
+__all__ = ["Archive"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -218,7 +71,7 @@ class Archive:
     async def write(self, item: ArchivedGame) -> bool:
         """Store the game, its seats and its log in one transaction; False when it was archived
         before (then nothing is written)."""
-        finished = _utc(item.finished_ms)
+        finished = to_utc(item.finished_ms)
         async with self.db.connection() as conn, conn.transaction():
             cur = await conn.execute(
                 _INSERT_GAME,
@@ -233,7 +86,7 @@ class Archive:
                     item.seats,
                     item.turn_seconds,
                     item.hints,
-                    _utc(item.created_ms),
+                    to_utc(item.created_ms),
                     finished,
                     item.dice_commitment,
                     item.server_seed,
@@ -370,7 +223,7 @@ class Archive:
         return {
             "player": who["id"],
             "name": who["display_name"],
-            "since_ms": _ms(who["created_at"]),
+            "since_ms": to_ms(who["created_at"]),
             "linked": who["linked"],
             "games": stats["games"],
             "wins": stats["wins"],
@@ -390,7 +243,7 @@ class Archive:
         if before:
             try:
                 at_ms, _, last_id = before.partition("_")
-                cursor_time = _utc(int(at_ms))
+                cursor_time = to_utc(int(at_ms))
             except ValueError:
                 raise ValueError("before must be a cursor from next_before") from None
             after_clause = " AND (gp.finished_at, gp.game_id) < (%s, %s)"
@@ -417,7 +270,7 @@ class Archive:
                 "outcome": r["outcome"],
                 "public": r["public"],
                 "options": r["options"],
-                "finished_ms": _ms(r["finished_at"]),
+                "finished_ms": to_ms(r["finished_at"]),
                 "players": r["players"],
                 "seat": r["seat"],
                 "place": r["place"],
@@ -433,13 +286,13 @@ class Archive:
     async def export(self, since_ms: int, batch: int = 200) -> AsyncIterator[dict[str, Any]]:
         """Every public game finished at or after ``since_ms``, oldest first, with its players
         and log (``GET /games/export``), read in batches."""
-        last: tuple[dt.datetime, str] = (_utc(since_ms), "")
+        last: tuple[dt.datetime, str] = (to_utc(since_ms), "")
         while True:
             async with self.db.connection() as conn:
                 cur = await conn.execute(
                     "SELECT id FROM games WHERE public AND (finished_at, id) > (%s, %s)"
                     " AND finished_at >= %s ORDER BY finished_at, id LIMIT %s",
-                    (last[0], last[1], _utc(since_ms), batch),
+                    (last[0], last[1], to_utc(since_ms), batch),
                 )
                 ids = [str(r[0]) for r in await cur.fetchall()]  # type: ignore[index]
             if not ids:
@@ -448,7 +301,7 @@ class Archive:
                 body = await self.game(gid)
                 if body is not None:
                     yield body
-                    last = (_utc(body["finished_ms"]), gid)
+                    last = (to_utc(body["finished_ms"]), gid)
             if len(ids) < batch:
                 return
 
@@ -471,8 +324,8 @@ def _game_body(
         "seats": row["seats"],
         "turn_seconds": row["turn_seconds"],
         "hints": row["hints"],
-        "created_ms": _ms(row["created_at"]),
-        "finished_ms": _ms(row["finished_at"]),
+        "created_ms": to_ms(row["created_at"]),
+        "finished_ms": to_ms(row["finished_at"]),
         "dice_commitment": row["dice_commitment"],
         "server_seed": row["server_seed"],
         "player_seeds": row["player_seeds"],

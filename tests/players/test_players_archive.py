@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from server.ops.database_settings import ArchiveSettings
 from server.service.identities import Identities
-from server.storage.archive import Archive, ArchivedGame, ArchivedSeat
+from server.storage.archive import Archive
+from server.storage.archived_game import ArchivedGame, ArchivedSeat
 from server.storage.postgres import Database
 
 T0 = 1_767_225_600_000

@@ -22,7 +22,8 @@ from server.service.identities import Identities
 from server.service.rooms import Cached, Change, GameService
 from server.service.seats import Seats
 from server.settings import Settings
-from server.storage.archive import Archive, game_id
+from server.storage.archive import Archive
+from server.storage.archived_game import game_id
 from server.storage.pending import PendingArchive
 from server.storage.postgres import Database
 from server.storage.redis_store import RedisStore

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from server.ops import embedded_postgres
+from server.ops import embedded_postgres, postgres_install
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError
 from server.storage import migrate
 from server.storage.postgres import Database
@@ -51,13 +51,13 @@ def test_embedded_postgres_survives_a_crash_and_restarts_on_the_same_port() -> N
 
 
 def test_missing_binaries_say_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(embedded_postgres.BIN_ENV, str(tmp_path))
+    monkeypatch.setenv(postgres_install.BIN_ENV, str(tmp_path))
     with pytest.raises(EmbeddedPostgresError, match="holds no initdb"):
-        embedded_postgres.find_install()
-    message = embedded_postgres.missing_server_message("linux", "x86_64")
+        postgres_install.find_install()
+    message = postgres_install.missing_server_message("linux", "x86_64")
     assert "DATABASE_URL" in message
     assert "python3 .ci/dev.py setup" in message
-    assert "brew" in embedded_postgres.missing_server_message("darwin", "arm64")
+    assert "brew" in postgres_install.missing_server_message("darwin", "arm64")
     assert "WSL" in embedded_postgres.missing_server_message("win32", "amd64")
 
 
