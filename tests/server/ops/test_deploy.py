@@ -144,5 +144,5 @@ def test_every_data_file_of_the_server_is_in_the_package_data() -> None:
     server = ROOT / "server"
     data = [p for p in server.rglob("*") if p.suffix in (".lua", ".sql")]
     assert data
-    packaged = {path for pattern in patterns for path in server.glob(pattern)}  # glob, as setuptools
+    packaged = {path for pattern in patterns for path in server.glob(pattern)}  # as setuptools
     assert sorted(str(p.relative_to(server)) for p in data if p not in packaged) == []
