@@ -27,17 +27,13 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from protocol.transport import (
     ENDPOINT_PATH,
-    SUBPROTOCOL_REFUSAL_REASON,
-    SUBPROTOCOLS,
-    CloseCode,
-    select_subprotocol,
 )
 from server.fanout.feed import ClusterNodes, Feed, SingleNode
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
@@ -51,12 +47,11 @@ from server.solver import SolverRules
 from server.storage.cluster_client import cluster_client
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
-from server.transport import background, http, logs
+from server.transport import background, endpoint, http, logs
 from server.transport import players_http as archive_http
 from server.transport.guard import ON_SHUTDOWN
 from server.transport.lobby import Lobby
-from server.transport.runtime import SERVER_FULL, Runtime
-from server.transport.session import Session
+from server.transport.runtime import Runtime
 
 __all__ = ["App", "create_app", "create_app_from_env", "redis_client"]
 
@@ -111,95 +106,14 @@ class App(Starlette):
     Starlette's middleware, router, route and ``WebSocket`` layers are twelve frames and about
     4 KiB of each idle connection's RSS. The endpoint needs none of what they add (routing one
     fixed path, request objects, exception handlers for HTTP), so :data:`ENDPOINT_PATH` goes to
-    :func:`websocket_endpoint` directly; every other request goes through Starlette as usual."""
+    :func:`server.transport.endpoint.websocket_endpoint` directly; every other request goes
+    through Starlette as usual."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and _route_path(scope) == ENDPOINT_PATH:
-            await websocket_endpoint(self.state.runtime, scope, receive, send)
+        if scope["type"] == "websocket" and endpoint.route_path(scope) == ENDPOINT_PATH:
+            await endpoint.websocket_endpoint(self.state.runtime, scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
-
-
-def _route_path(scope: Scope) -> str:
-    """The path below the application's root path, as Starlette's router matches it."""
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root) and path[len(root) : len(root) + 1] == "/":
-        return path[len(root) :]
-    return path
-
-
-async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: Send) -> None:
-    """One WebSocket connection (raw ASGI): the handshake's checks, then its session."""
-    offered = scope.get("subprotocols") or []
-    chosen = select_subprotocol(offered)
-    if chosen is None or rt.draining:
-        reason = SUBPROTOCOL_REFUSAL_REASON if chosen is None else "shutting down"
-        status = 400 if chosen is None else 503
-        await _refuse(scope, receive, send, status, CloseCode.PROTOCOL_ERROR, reason)
-        return
-    client = scope.get("client")
-    address = str(client[0]) if client else ""
-    refused = rt.admit(address)
-    if refused is not None:
-        if refused == SERVER_FULL:
-            await _refuse(scope, receive, send, 503, CloseCode.TRY_AGAIN_LATER, refused)
-        else:
-            await _refuse(scope, receive, send, 429, CloseCode.POLICY_VIOLATION, refused)
-        return
-    try:
-        if not await _accept(receive, send, chosen):
-            return
-        session = Session(scope, receive, send, rt, SUBPROTOCOLS[chosen], address)
-        # A player token or JWT of the handshake (remembered players): kept, not logged;
-        # ignored by a server that keeps no players.
-        if rt.players is not None:
-            session.ctx.credential = archive_http.bearer(_Headers(scope))
-        # The handshake's headers were read: what the connection keeps for its lifetime need
-        # not hold them (the scope lives as long as the connection's task).
-        scope["headers"] = []
-        rt.connections[session.conn_id] = session
-        try:
-            await session.run()
-        finally:
-            rt.connections.pop(session.conn_id, None)
-    finally:
-        rt.release(address)
-
-
-class _Headers:
-    """The one header lookup :func:`server.transport.players_http.bearer` needs, on raw ASGI
-    headers."""
-
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
-
-    def get(self, name: str) -> str | None:
-        wanted = name.lower().encode()
-        for key, value in self.scope.get("headers") or []:
-            if key.lower() == wanted:
-                return bytes(value).decode("latin-1")
-        return None
-
-
-async def _accept(receive: Receive, send: Send, subprotocol: str) -> bool:
-    """Complete the handshake with ``subprotocol``; False when the client left before."""
-    message = await receive()
-    if message["type"] != "websocket.connect":
-        return False
-    await send({"type": "websocket.accept", "subprotocol": subprotocol, "headers": []})
-    return True
-
-
-async def _refuse(
-    scope: Scope, receive: Receive, send: Send, status: int, code: int, reason: str
-) -> None:
-    """Refuse a WebSocket handshake: an HTTP answer where the server can send one, else an
-    accepted-then-closed socket with ``code``."""
-    if "websocket.http.response" in scope.get("extensions", {}):
-        await PlainTextResponse(reason, status_code=status)(scope, receive, send)
-    else:
-        await send({"type": "websocket.close", "code": code, "reason": reason})
 
 
 def web_client_dir() -> Path | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from server.boundary import translate
+from server.boundary import views
 from server.domain import room
 from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
@@ -181,7 +181,7 @@ class Players:
         from protocol.transport import Encoding
 
         decoded = [decode_server(data, Encoding.MSGPACK) for data in log_entries]
-        events = translate.engine_events(e for e in decoded if isinstance(e, pm.Event))
+        events = views.engine_events(e for e in decoded if isinstance(e, pm.Event))
         review = await asyncio.to_thread(computers.analyse, table, events)
         out: dict[str, float] = {}
         for player in review.players:

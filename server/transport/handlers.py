@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
@@ -20,16 +19,16 @@ import msgspec
 import protocol.messages as pm
 from protocol.errors import ErrorCode, make_error
 from server import game
-from server.boundary import translate
+from server.boundary import translate, views
 from server.domain import room
 from server.domain.refusals import RefusalError
-from server.fanout.feed import Sink, Subscription
 from server.service.identities import IdentityError
 from server.service.rooms import Cached, ServiceError, UnavailableError
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.connection import TokenBucket
-from server.transport.runtime import Runtime
+from server.transport.context import Context, Handled, Member
+from server.transport.listing import public_rooms
 
 __all__ = ["Context", "Handled", "Member", "handle"]
 
@@ -37,45 +36,6 @@ log = logging.getLogger("yahtzee.handlers")
 
 #: rooms one connection may create at once (then ``rooms_per_minute``)
 ROOMS_BURST = 5
-
-
-@dataclass(slots=True)
-class Member:
-    """The room a connection is in, as what, and its feed subscription."""
-
-    room: str
-    role: Literal["player", "spectator"]
-    player: str | None
-    subscription: Subscription
-
-
-@dataclass(slots=True)
-class Context:
-    """What a handler knows of the connection it serves."""
-
-    rt: Runtime
-    conn_id: str
-    sink: Sink
-    send: Callable[[pm.Message], object]
-    address: str = ""
-    #: this connection's room-creation quota (made when it first creates a room)
-    rooms: TokenBucket | None = None
-    member: Member | None = None
-    #: a player token or JWT the connection presented (handshake header or hello), and the
-    #: identity it names once resolved (remembered players, protocol 1.3)
-    credential: str | None = None
-    identity: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Handled:
-    """A command's reply, and the connection's membership after it (``enter``: it joined or
-    spectated a room; ``leave``: it left its room)."""
-
-    reply: pm.Message
-    enter: Member | None = None
-    leave: bool = False
-    close: int | None = None
 
 
 Handler = Callable[[Context, pm.ClientMessage], Awaitable[Handled]]
@@ -166,28 +126,6 @@ async def _ping(ctx: Context, command: pm.ClientMessage) -> Handled:
     return Handled(pm.Pong(id=command.id))
 
 
-LOBBY_CACHE_MS = 1000
-
-
-async def public_rooms(rt: Runtime, limit: int) -> list[pm.RoomSummary]:
-    """Public rooms of the lobby index, most recently active first, without ghost rooms (a
-    lobby whose people are all away past the absent grace, ``room.ghost_at``). The list is
-    read at most once a second per process (and again at once after this process changed an
-    entry): a flood of listings costs Redis nothing more."""
-    now, writes = rt.service.clock(), rt.service.index_writes
-    cached = rt.lobby_cache
-    if cached is None or now - cached[0] >= LOBBY_CACHE_MS or cached[1] != writes:
-        raw = [json.loads(s) for s in await rt.store.index_list(now, 1000)]
-        live = [s for s in raw if s.get("public") and not _ghost(s, now)]
-        cached = rt.lobby_cache = (now, writes, [translate.room_summary(s) for s in live])
-    return cached[2][:limit]
-
-
-def _ghost(summary: dict[str, object], now: int) -> bool:
-    ghost_at = summary.get("ghost_at")
-    return isinstance(ghost_at, int) and ghost_at <= now
-
-
 async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:
     rooms = await public_rooms(ctx.rt, 100)
     return _ack(ctx, command, pm.ListRoomsResult(rooms=tuple(rooms)))
@@ -198,7 +136,7 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     current = await ctx.rt.service.view(command.room)
     _check_invite(current.record, command.invite_code)
     grace = ctx.rt.settings.absent_turn_seconds
-    summary = translate.room_summary(room.summary(command.room, current.record, grace))
+    summary = views.room_summary(room.summary(command.room, current.record, grace))
     return _ack(ctx, command, pm.GetRoomResult(room=summary))
 
 
@@ -261,7 +199,7 @@ async def _attach(
     resumed = last_seq is not None and last_seq <= at.seq
     if last_seq is None or not resumed:
         grace = ctx.rt.settings.absent_turn_seconds
-        ctx.send(translate.snapshot(room_id, at.seq, at.record, grace))
+        ctx.send(views.snapshot(room_id, at.seq, at.record, grace))
         after = at.seq
     else:
         after = last_seq
@@ -389,7 +327,7 @@ async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
         )
     advice = computers.hint(table, record.game)
     assert advice is not None  # a turn is in progress
-    return _ack(ctx, command, translate.hint_result(advice), seq=current.seq)
+    return _ack(ctx, command, views.hint_result(advice), seq=current.seq)
 
 
 async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:

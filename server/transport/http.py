@@ -21,12 +21,13 @@ from starlette.types import Receive, Scope, Send
 import protocol.messages as pm
 from protocol.codec import decode_server
 from protocol.transport import Encoding
-from server.boundary import translate
+from server.boundary import views
 from server.domain import room
 from server.ops.retry import LRU
 from server.service.rooms import Cached, ServiceError
 from server.strategy import computers
-from server.transport.handlers import TABLE_WAIT_SECONDS, public_rooms
+from server.transport.handlers import TABLE_WAIT_SECONDS
+from server.transport.listing import public_rooms
 from server.transport.lobby import Lobby, Watcher
 from server.transport.runtime import SERVER_FULL, Runtime
 
@@ -176,7 +177,7 @@ async def get_room(request: Request) -> Response:
         return current
     grace = runtime_of(request).settings.absent_turn_seconds
     room_id = request.path_params["room_id"]
-    return _json(translate.snapshot(room_id, current.seq, current.record, grace))
+    return _json(views.snapshot(room_id, current.seq, current.record, grace))
 
 
 class _BadParamError(ValueError):
@@ -237,9 +238,9 @@ async def room_analysis(request: Request) -> Response:
     if body is None:
         entries = await rt.store.read_events(room_id, 0)
         log = [decode_server(data, Encoding.MSGPACK) for _, data in entries]
-        events = translate.engine_events(e for e in log if isinstance(e, pm.Event))
+        events = views.engine_events(e for e in log if isinstance(e, pm.Event))
         review = await asyncio.to_thread(computers.analyse, table, events)
         seq = entries[-1][0] if entries else 0
-        body = msgspec.json.encode(translate.game_analysis(room_id, seq, current.record, review))
+        body = msgspec.json.encode(views.game_analysis(room_id, seq, current.record, review))
         _analyses.put(key, body)
     return Response(body, media_type="application/json")

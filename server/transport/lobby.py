@@ -2,7 +2,7 @@
 
 ``GET /lobby`` (SPEC.md 13.3) is a Server-Sent Events stream. However many watchers there are,
 ONE task per process reads the list (at most once per ``interval``, through the lobby cache of
-``handlers.public_rooms``), encodes it once, and hands the same bytes to every watcher when they
+``listing.public_rooms``), encodes it once, and hands the same bytes to every watcher when they
 differ from the last list sent. A watcher holds at most one pending list: a slow watcher gets
 the newest list, never a backlog. The producer runs only while someone watches.
 

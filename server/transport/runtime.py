@@ -98,7 +98,7 @@ class Runtime:
     connections: dict[str, Connected] = field(default_factory=dict)
     per_address: dict[str, int] = field(default_factory=dict)
     room_quotas: LRU[str, TokenBucket] = field(default_factory=lambda: LRU(10_000))
-    #: the public lobby as last read (ms, index writes, rooms), see ``handlers.public_rooms``
+    #: the public lobby as last read (ms, index writes, rooms), see ``listing.public_rooms``
     lobby_cache: tuple[int, int, list[Any]] | None = None
     #: long-lived connections this process holds (:meth:`admit`), and the most it may hold
     open_connections: int = 0

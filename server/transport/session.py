@@ -39,6 +39,7 @@ from server.settings import Settings
 from server.transport import connection as conn
 from server.transport import handlers
 from server.transport.coalesce import SEND_BUILT_NOWAIT, SEND_NOWAIT, SendBuiltNowait, SendNowait
+from server.transport.context import Context, Handled
 from server.transport.runtime import Runtime
 
 __all__ = ["Session"]
@@ -99,7 +100,7 @@ class Session:
         self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
         self._send_built_nowait: SendBuiltNowait | None = extensions.get(SEND_BUILT_NOWAIT)
         self.close_code: int | None = None
-        self.ctx = handlers.Context(runtime, self.conn_id, self._on_event, self._send, address)
+        self.ctx = Context(runtime, self.conn_id, self._on_event, self._send, address)
         #: whether a command is running; a future when :meth:`drain` waits for its end
         self._running: bool | asyncio.Future[None] = False
 
@@ -296,7 +297,7 @@ class Session:
         except Exception:
             raise_if_cancelling()
             log.exception("command %s failed", kind)
-            handled = handlers.Handled(make_error("internal_error", command.id))
+            handled = Handled(make_error("internal_error", command.id))
         finally:
             held, self._held = self._held, None
         if handled.enter is not None:

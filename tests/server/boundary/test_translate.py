@@ -11,7 +11,7 @@ from protocol.codec import decode_server, encode_msgpack
 from protocol.errors import ERROR_CODES, ErrorCode
 from protocol.types import Box
 from server import game
-from server.boundary import translate
+from server.boundary import translate, views
 from server.domain import room
 from server.domain.events import Occurred, occurred
 from server.domain.refusals import RefusalError
@@ -101,10 +101,10 @@ def test_a_snapshot_shows_the_away_deadline_the_rematch_and_the_room_settings() 
     released = room.release(record.replace(connected={"p": True}), "p", None, 1_000, 60)
     assert released is not None
     record = released[0].replace(rematch=room.Rematch("r2", None, "k"))
-    shown = translate.room_state("r", record, grace_seconds=60)
+    shown = views.room_state("r", record, grace_seconds=60)
     assert (shown.auto_start, shown.computer_delay_ms, shown.rematch_room) == (True, 300, "r2")
     assert shown.players[0].away_deadline_ms == 61_000
-    assert translate.room_state("r", record).players[0].away_deadline_ms is None  # grace off
+    assert views.room_state("r", record).players[0].away_deadline_ms is None  # grace off
 
 
 def _played(commands: list[game.Command], options: game.RuleOptions) -> tuple[
@@ -139,7 +139,7 @@ def test_an_extra_yahtzee_taken_as_a_bonus_has_a_wire_form_and_comes_back() -> N
     taken = [e for e in wire if isinstance(e, pm.BonusTaken)]
     assert len(taken) == 1
     assert (taken[0].player, taken[0].yahtzee_bonus, taken[0].total) == ("p", 100, 150)
-    back = translate.engine_events(wire)
+    back = views.engine_events(wire)
     wanted = (game.PlayerJoined, game.TurnChanged, game.Rolled, game.Scored, game.BonusTaken)
     assert back == [e for e in engine if isinstance(e, wanted)]
 
@@ -152,7 +152,7 @@ def test_running_bonus_totals_become_per_event_amounts() -> None:
     engine, wire = _played(turns, options)
     scored_wire = [e.yahtzee_bonus for e in wire if isinstance(e, pm.Scored)]
     assert scored_wire == [0, 100, 200]  # the wire carries the player's running bonus
-    back = [e for e in translate.engine_events(wire) if isinstance(e, game.Scored)]
+    back = [e for e in views.engine_events(wire) if isinstance(e, game.Scored)]
     assert [e.yahtzee_bonus for e in back] == [0, 100, 100]
     assert back == [
         game.Scored(e.player, e.box, e.points, 0, e.yahtzee_bonus, e.joker, e.automatic, e.total)
