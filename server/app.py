@@ -39,6 +39,7 @@ from server.fanout.feed import ClusterNodes, Feed, SingleNode
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
 from server.players import Players
+from server.service.facade import Rooms
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -243,6 +244,7 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         service=service,
         seats=seats,
         upkeep=upkeep,
+        rooms=Rooms(service, seats, upkeep),
         feed=feed,
         metrics=metrics,
         embedded=embedded,

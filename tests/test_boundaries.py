@@ -156,7 +156,7 @@ def test_server_imports_point_down_the_layers() -> None:
 
 
 def test_only_the_composition_root_builds_the_concrete_store_feed_and_service() -> None:
-    concrete = {"RedisStore", "Feed", "GameService", "Seats", "Upkeep", "Runtime"}
+    concrete = {"RedisStore", "Feed", "GameService", "Seats", "Upkeep", "Runtime", "Rooms"}
     builders: list[str] = []
     for path in python_files("server"):
         if _part_of(path) in COMPOSITION_ROOT:

@@ -9,6 +9,7 @@ from typing import Literal
 
 import protocol.messages as pm
 from server.fanout.feed import Sink, Subscription
+from server.service.facade import Rooms
 from server.transport.connection import TokenBucket
 from server.transport.runtime import Runtime
 
@@ -30,12 +31,14 @@ class Context:
     """What a handler knows of the connection it serves."""
 
     rt: Runtime
+    #: the rooms, as a handler may use them (the service, seats, upkeep behind one facade)
+    rooms: Rooms
     conn_id: str
     sink: Sink
     send: Callable[[pm.Message], object]
     address: str = ""
     #: this connection's room-creation quota (made when it first creates a room)
-    rooms: TokenBucket | None = None
+    creations: TokenBucket | None = None
     member: Member | None = None
     #: a player token or JWT the connection presented (handshake header or hello), and the
     #: identity it names once resolved (remembered players, protocol 1.3)

@@ -63,7 +63,7 @@ def room_seq(ctx: Context) -> int | None:
     """The seq of the connection's room as this process last saw it (no round trip)."""
     if ctx.member is None:
         return None
-    cached = ctx.rt.service.cached(ctx.member.room)
+    cached = ctx.rooms.cached(ctx.member.room)
     return cached.seq if cached is not None else ctx.member.subscription.cursor
 
 
@@ -133,7 +133,7 @@ async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:
 
 async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.GetRoom)
-    current = await ctx.rt.service.view(command.room)
+    current = await ctx.rooms.view(command.room)
     _check_invite(current.record, command.invite_code)
     grace = ctx.rt.settings.absent_turn_seconds
     summary = views.room_summary(room.summary(command.room, current.record, grace))
@@ -143,27 +143,27 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
 def _creation_allowed(ctx: Context) -> bool:
     """Room creation quotas: per connection and per client address (this process)."""
     per_address = ctx.rt.room_quota(ctx.address)
-    if ctx.rooms is None:
-        ctx.rooms = TokenBucket(ctx.rt.settings.rooms_per_minute / 60, ROOMS_BURST)
-    return ctx.rooms.take() and per_address.take()
+    if ctx.creations is None:
+        ctx.creations = TokenBucket(ctx.rt.settings.rooms_per_minute / 60, ROOMS_BURST)
+    return ctx.creations.take() and per_address.take()
 
 
 async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     """Create a room; a ``create_key`` used before (by anyone, within an hour) answers with the
     room it created then, without counting against the quota."""
     assert isinstance(command, pm.CreateRoom)
-    service = ctx.rt.service
+    service = ctx.rooms
     room_id: str | None = None
     invite: str | None = None
     key_hash = room.hash_secret(command.create_key) if command.create_key else None
     if key_hash is not None:
         room_id, invite = service.new_room_id(), None if command.public else service.new_invite()
-        earlier = await ctx.rt.store.reserve_create_key(
+        earlier = await ctx.rooms.reserve_create_key(
             key_hash, json.dumps([room_id, invite]).encode()
         )
         if earlier is not None:
             room_id, invite = json.loads(earlier)
-            if await ctx.rt.store.load(room_id) is not None:
+            if await ctx.rooms.exists(room_id):
                 return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
     if not _creation_allowed(ctx):
         raise ServiceError(ErrorCode.RATE_LIMITED, "room creation quota used up: wait a minute")
@@ -171,7 +171,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     if len(command.computers) >= command.seats:
         raise ServiceError(ErrorCode.INVALID_FIELD, "leave at least one seat for a person")
     if command.computers:
-        ctx.rt.upkeep.advisor.prepare(options)  # loaded by the time the game starts
+        ctx.rooms.prepare_strategy(options)  # loaded by the time the game starts
     room_id, invite = await service.create_room(
         options=options,
         seats=command.seats,
@@ -205,7 +205,7 @@ async def _attach(
         after = last_seq
     subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
     if player is not None:
-        await ctx.rt.upkeep.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
+        await ctx.rooms.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
     return Member(room_id, role, player, subscription), resumed
 
 
@@ -214,7 +214,7 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
     _require_free(ctx)
     if ctx.credential is not None and ctx.identity is None:
         await _remembered(ctx)
-    out = await ctx.rt.seats.join(
+    out = await ctx.rooms.join(
         command.room,
         command.name,
         command.invite_code,
@@ -241,14 +241,14 @@ async def _committed(
     """The room at ``seq`` as just committed, or read again (for a retried command)."""
     if record is not None:
         return Cached(0, seq, record)
-    return await ctx.rt.service.view(room_id)
+    return await ctx.rooms.view(room_id)
 
 
 async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Rejoin)
     _require_free(ctx)
-    player = await ctx.rt.seats.authenticate(command.room, command.token)
-    out, previous = await ctx.rt.seats.claim_seat(command.room, player, ctx.conn_id)
+    player = await ctx.rooms.authenticate(command.room, command.token)
+    out, previous = await ctx.rooms.claim_seat(command.room, player, ctx.conn_id)
     at = await _committed(ctx, command.room, out.seq, out.record)
     member, resumed = await _attach(ctx, command.room, "player", player, at, command.last_seq)
     if previous is not None:
@@ -261,10 +261,10 @@ async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Spectate)
     _require_free(ctx)
-    at = await ctx.rt.service.view(command.room)
+    at = await ctx.rooms.view(command.room)
     _check_invite(at.record, command.invite_code)
     member, resumed = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
-    await ctx.rt.upkeep.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
+    await ctx.rooms.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
     result = pm.SpectateResult(resumed=resumed)
     return Handled(pm.make_ack(command, result, seq=member.subscription.cursor), enter=member)
 
@@ -276,7 +276,7 @@ async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
     seq = room_seq(ctx)
     if member.role == "player" and member.player is not None:
         key = f"{member.player}:{command.id}"
-        out = await ctx.rt.seats.leave(member.room, member.player, ctx.conn_id, key)
+        out = await ctx.rooms.leave(member.room, member.player, ctx.conn_id, key)
         seq = out.seq
     return Handled(pm.make_ack(command, seq=seq), leave=True)
 
@@ -287,11 +287,11 @@ async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _add_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.AddComputer)
     room_id, player = _require_player(ctx)
-    out = await ctx.rt.seats.add_computer(
+    out = await ctx.rooms.add_computer(
         room_id, player, command.level.value, command.name, ctx.conn_id, f"{player}:{command.id}"
     )
     if out.record is not None:
-        ctx.rt.upkeep.advisor.prepare(out.record.game.options)
+        ctx.rooms.prepare_strategy(out.record.game.options)
     result = pm.AddComputerResult(player=out.result["player"], seat=out.result["seat"])
     return Handled(pm.make_ack(command, result, seq=out.seq))
 
@@ -299,7 +299,7 @@ async def _add_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _remove_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.RemoveComputer)
     room_id, player = _require_player(ctx)
-    out = await ctx.rt.seats.remove_computer(
+    out = await ctx.rooms.remove_computer(
         room_id, player, command.player, ctx.conn_id, f"{player}:{command.id}"
     )
     return Handled(pm.make_ack(command, seq=out.seq))
@@ -314,13 +314,13 @@ async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
     member = ctx.member
     if member is None:
         raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
-    current = await ctx.rt.service.view(member.room)
+    current = await ctx.rooms.view(member.room)
     record = current.record
     if not record.meta.hints:
         raise ServiceError(ErrorCode.HINTS_DISABLED, "this room was created without hints")
     if game.current_player(record.game) is None:
         raise game.WrongPhaseError("hints are given during a turn")
-    table = await ctx.rt.upkeep.advisor.ready(record.game.options, TABLE_WAIT_SECONDS)
+    table = await ctx.rooms.strategy_table(record.game.options, TABLE_WAIT_SECONDS)
     if table is None:
         raise ServiceError(
             ErrorCode.UNAVAILABLE, "the advisor is still building its strategy table"
@@ -334,10 +334,10 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     """A rematch of the finished game: the rematch room (created by the first offer) and the
     sender's seat there; the connection stays where it is (SPEC 6.19)."""
     room_id, player = _require_player(ctx)
-    out = await ctx.rt.seats.offer_rematch(room_id, player, ctx.conn_id)
-    cached = ctx.rt.service.cached(room_id)
+    out = await ctx.rooms.offer_rematch(room_id, player, ctx.conn_id)
+    cached = ctx.rooms.cached(room_id)
     if cached is not None and cached.record.game.players:
-        ctx.rt.upkeep.advisor.prepare(cached.record.game.options)  # for its computers
+        ctx.rooms.prepare_strategy(cached.record.game.options)  # for its computers
     r = out.result
     result = pm.OfferRematchResult(
         room=r["room"], invite_code=r["invite_code"], player=r["player"], seat=r["seat"],
@@ -352,7 +352,7 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _play(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score | pm.TakeBonus)
     room_id, player = _require_player(ctx)
-    out = await ctx.rt.service.play(
+    out = await ctx.rooms.play(
         room_id, player, command, conn_id=ctx.conn_id, cache_key=f"{player}:{command.id}"
     )
     return Handled(pm.make_ack(command, seq=out.seq))

@@ -16,6 +16,7 @@ from server.fanout.feed import Feed
 from server.ops.embedded_redis import EmbeddedRedis
 from server.ops.metrics import Metrics
 from server.ops.retry import LRU
+from server.service.facade import Rooms
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -88,6 +89,8 @@ class Runtime:
     service: GameService
     seats: Seats
     upkeep: Upkeep
+    #: the narrow face of service, seats and upkeep that the command handlers see
+    rooms: Rooms
     feed: Feed
     metrics: Metrics
     embedded: EmbeddedRedis | None = None

@@ -100,7 +100,9 @@ class Session:
         self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
         self._send_built_nowait: SendBuiltNowait | None = extensions.get(SEND_BUILT_NOWAIT)
         self.close_code: int | None = None
-        self.ctx = Context(runtime, self.conn_id, self._on_event, self._send, address)
+        self.ctx = Context(
+            runtime, runtime.rooms, self.conn_id, self._on_event, self._send, address
+        )
         #: whether a command is running; a future when :meth:`drain` waits for its end
         self._running: bool | asyncio.Future[None] = False
 
