@@ -88,11 +88,13 @@ class Seats:
         return Change(record, events, result, seats)
 
     async def authenticate(self, room_id: str, token: str) -> str:
-        """The player id holding ``token`` in ``room_id`` (``bad_token`` otherwise)."""
+        """The player id holding ``token`` in ``room_id``: ``room_not_found`` if there is no
+        such room (SPEC.md 6.6), else ``bad_token``."""
         token_hash = room.hash_secret(token)
         fields = await self.service.store.seat_fields(room_id)
         player = fields.get(f"t:{token_hash}")
         if player is None or fields.get(f"p:{player}") != token_hash:
+            await self.service.view(room_id)  # room_not_found when the room does not exist
             raise ServiceError("bad_token", "no seat with this token in this room")
         return player
 

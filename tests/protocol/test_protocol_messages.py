@@ -83,7 +83,9 @@ def test_refusal_reason_fits_a_close_frame_and_lists_the_subprotocols() -> None:
 
 
 def test_close_codes() -> None:
-    assert {int(code) for code in CloseCode} == {1000, 1002, 1008, 1009, 1011, 1012, 4000, 4001}
+    assert {int(code) for code in CloseCode} == {
+        *(1000, 1002, 1007, 1008, 1009, 1011, 1012, 1013, 4000, 4001)
+    }
     assert set(CLOSE_CODES) == set(CloseCode)
 
 
