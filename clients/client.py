@@ -95,6 +95,8 @@ from protocol import (
     Level,
     ListRooms,
     ListRoomsResult,
+    OfferRematch,
+    OfferRematchResult,
     Ping,
     Pong,
     Rejoin,
@@ -649,6 +651,7 @@ class Client:
         computers: Iterable[ComputerSeat | Level | str] = (),
         hints: bool = True,
         computer_delay_ms: int | None = None,
+        auto_start: bool = False,
     ) -> CreateRoomResult:
         """Create a room with these rule options; the result has its id (and invite code if
         private). The client does not enter it: :meth:`join` or :meth:`spectate` next.
@@ -656,7 +659,8 @@ class Client:
         v1.2: ``upper_first`` and ``bonus_turn`` turn the house variants on; ``computers`` are
         seated at once (a :class:`ComputerSeat`, or just a level: the server names it);
         ``hints`` allows :meth:`hint` in the room; ``computer_delay_ms`` is the pause before
-        each computer move (None: the server's default).
+        each computer move (None: the server's default). v1.3: ``auto_start`` starts the game
+        by itself once every seat is taken.
 
         The command carries a fresh ``create_key``: if its ack is lost with the connection, the
         resend after the reconnect returns the same room instead of creating a second one.
@@ -682,6 +686,7 @@ class Client:
             ),
             hints=hints,
             computer_delay_ms=computer_delay_ms,
+            auto_start=auto_start,
         )
         return await self._command(command, CreateRoomResult)
 
@@ -813,6 +818,25 @@ class Client:
         spectator of a room created with hints). Changes nothing. ``unavailable`` (the server's
         strategy table still loading) is retryable, so it is resent a few times first."""
         return await self._command(Hint(id=self.next_id()), HintResult)
+
+    async def offer_rematch(self) -> OfferRematchResult:
+        """Offer a rematch of the finished game (v1.3; a player): the rematch room (the same
+        for every offer) and this player's seat there, not yet taken up (see :meth:`rematch`)."""
+        return await self._command(OfferRematch(id=self.next_id()), OfferRematchResult)
+
+    async def rematch(self) -> OfferRematchResult:
+        """Offer a rematch and move there: leave the finished room, take the seat in the
+        rematch room with its token. Without a seat (the room filled up) the client stays."""
+        offer = await self.offer_rematch()
+        if offer.token is None:
+            return offer
+        await self.leave()
+        self._session = None
+        command = Rejoin(id=self.next_id(), room=offer.room, token=offer.token)
+        session = _Session(room=offer.room, token=offer.token, invite_code=offer.invite_code)
+        result = await self._enter(session, command, RejoinResult)
+        self.player, self.seat = result.player, result.seat
+        return offer
 
     async def ping(self) -> None:
         """An application round trip (waits for the ``pong``)."""

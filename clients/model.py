@@ -31,6 +31,7 @@ from protocol.messages import (
     PlayerReconnected,
     PlayerView,
     PreviewEntry,
+    RematchOffered,
     Rolled,
     RollOff,
     RoomOptions,
@@ -73,6 +74,8 @@ class PlayerModel:
     yahtzee_bonus: int = 0
     grand: int = 0
     computer: Level | None = None
+    # v1.3: while away, from when the server plays their turns (None: connected, or unknown)
+    away_deadline_ms: int | None = None
 
     @classmethod
     def from_view(cls, view: PlayerView) -> PlayerModel:
@@ -90,6 +93,7 @@ class PlayerModel:
             yahtzee_bonus=view.totals.yahtzee_bonus,
             grand=view.totals.grand,
             computer=view.computer,
+            away_deadline_ms=view.away_deadline_ms,
         )
 
     @property
@@ -133,6 +137,12 @@ class RoomModel:
     server_seed: str | None = None
     # v1.2: whether members may ask for `hint` (None from an older server).
     hints: bool | None = None
+    # v1.3: the room starts when full; the computers' pause; the rematch offered after the
+    # game (its invite code only for the members of a private room)
+    auto_start: bool | None = None
+    computer_delay_ms: int | None = None
+    rematch_room: str | None = None
+    rematch_invite: str | None = None
 
     # ---------------------------------------------------------------- construction
 
@@ -162,6 +172,9 @@ class RoomModel:
             spectators=state.spectators,
             turn_over=state.status is RoomStatus.FINISHED,
             hints=state.hints,
+            auto_start=state.auto_start,
+            computer_delay_ms=state.computer_delay_ms,
+            rematch_room=state.rematch_room,
         )
 
     # ---------------------------------------------------------------- queries
@@ -246,9 +259,13 @@ class RoomModel:
             case PlayerDisconnected(player=pid):
                 if (p := self.player(pid)) is not None:
                     p.connected = False
+                    p.away_deadline_ms = event.away_deadline_ms
             case PlayerReconnected(player=pid):
                 if (p := self.player(pid)) is not None:
                     p.connected = True
+                    p.away_deadline_ms = None
+            case RematchOffered(rematch_room=rematch, invite_code=invite):
+                self.rematch_room, self.rematch_invite = rematch, invite
             case HostChanged(player=pid):
                 self.host = pid
             case GameStarted(order=order):

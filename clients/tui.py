@@ -15,18 +15,26 @@ is cleared when the table changes); ``b`` takes the +100 of an extra Yahtzee in 
 rooms; ``c`` lets the host seat a computer player in the lobby; computer players are marked
 ``[CPU level]`` in the scorecard.
 
+Protocol 1.3: after game over the table shows the standings, the analysis of the game
+(``GET /rooms/{id}/analysis``: the expected points each player lost against optimal play and
+the costliest decisions) and ``m`` for a rematch (``offer_rematch``: the rematch room, the same
+for everyone who asks, and a seat there; the table moves to it); the lobby's create form takes
+computer players (count and level), hints and the house variants; with many players the
+scorecard's columns shrink so that eight fit a 110-column terminal.
+
 Both use :class:`clients.client.Client`, so a dropped connection is resumed by itself. Text that
 comes from other people (names) is always wrapped in ``rich.text.Text``, never parsed as markup.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -49,6 +57,7 @@ from textual.widgets import (
 
 from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
 from clients.model import RoomModel
+from clients.verify import FetchError, fetch_analysis, http_url
 from protocol import (
     BonusTaken,
     Box,
@@ -66,6 +75,7 @@ from protocol import (
     PlayerJoined,
     PlayerLeft,
     PlayerReconnected,
+    RematchOffered,
     Rolled,
     RollOff,
     RoomOptions,
@@ -86,6 +96,7 @@ __all__ = [
     "TableScreen",
     "WatchApp",
     "advice_lines",
+    "analysis_text",
     "describe",
     "score_cell",
 ]
@@ -148,8 +159,13 @@ def describe(model: RoomModel | None, event: Event) -> Text | None:
             return Text(f"{name(event.player)} took the +100 bonus{extra}")
         case GameOver():
             return Text("Game over", style="bold")
+        case RematchOffered():
+            return Text(f"{name(event.player)} offers a rematch: press m to play again")
     return None
 
+
+BOX_COLUMN = 16
+"""The widest box label, with the mark of the advised box ("» Large Straight")."""
 
 # Events that leave the table as it was: the advice shown stays.
 PRESENCE = (PlayerDisconnected, PlayerReconnected)
@@ -172,6 +188,45 @@ def advice_lines(model: RoomModel, result: HintResult) -> list[str]:
             faces = " ".join(str(f) for f in sorted(model.dice[i] for i in option.keep))
             lines.append(f"Keep {faces}, roll again · {expected}")
     return lines
+
+
+def _faces(faces: object) -> str:
+    if not isinstance(faces, list) or not faces:
+        return "nothing"
+    if len(faces) == 5:
+        return "all five (scored now)"
+    return " ".join(str(f) for f in faces)
+
+
+def _decision(review: dict[str, Any]) -> str:
+    """One reviewed decision in words: "turn 4, roll 2: kept 5 5, best 5 5 5 (-3.2)"."""
+    head = f"turn {review['turn']}, roll {review['roll']}: "
+    if review["kind"] == "keep":
+        body = f"kept {_faces(review['chosen_keep'])}, best {_faces(review['best_keep'])}"
+    else:
+        chosen = label(review["chosen_box"]) if review["chosen_box"] else "the +100"
+        best = label(review["best_box"]) if review["best_box"] else "the +100"
+        body = f"scored {chosen}, best {best}"
+    return f"{head}{body} (-{review['loss']:.1f})"
+
+
+def analysis_text(analysis: dict[str, Any], worst: int = 3) -> Text:
+    """The analysis of a game (the JSON of ``GET /rooms/{id}/analysis``): each player's
+    expected points lost against optimal play, and the costliest decisions."""
+    text = Text("Analysis (expected points lost against optimal play)\n", style="bold")
+    reviews: list[tuple[float, str, dict[str, Any]]] = []
+    for player in analysis.get("players", []):
+        cpu = f" [CPU {player['computer']}]" if player.get("computer") else ""
+        count = len(player["decisions"])
+        text.append(f"{player['name']}{cpu}: {player['total_loss']:.1f} lost")
+        text.append(f" in {count} decisions ({player['mean_loss']:.2f} each)\n")
+        reviews += [(d["loss"], player["name"], d) for d in player["decisions"] if d["loss"] > 0]
+    reviews.sort(key=lambda r: -r[0])
+    if reviews:
+        text.append("Costliest decisions:\n", style="bold")
+    for _, name, review in reviews[:worst]:
+        text.append(f"  {name}, {_decision(review)}\n")
+    return text
 
 
 @dataclass(frozen=True)
@@ -301,6 +356,18 @@ class LobbyScreen(Screen[None]):
                     id="first-player",
                     prompt="first player",
                 )
+            with Horizontal(classes="row"):
+                yield Label("Computers ")
+                yield Input("0", id="computers", type="integer", max_length=1)
+                yield Select(
+                    [(f"level {v.value}", v.value) for v in Level],
+                    value="medium",
+                    id="level",
+                    prompt="level",
+                )
+                yield Checkbox("Hints", True, id="hints")
+                yield Checkbox("Upper boxes first", False, id="upper-first")
+                yield Checkbox("Bonus turn", False, id="bonus-turn")
             yield Button("Create and join", id="create", variant="success")
             yield Label("Join or watch by id")
             with Horizontal(classes="row"):
@@ -401,6 +468,7 @@ class LobbyScreen(Screen[None]):
 
         try:
             seats = max(1, min(8, int(self.query_one("#seats", Input).value or "2")))
+            count = max(0, min(seats - 1, int(self.query_one("#computers", Input).value or "0")))
             created = await self.client.create_room(
                 seats=seats,
                 public=self.query_one("#public", Checkbox).value,
@@ -409,6 +477,10 @@ class LobbyScreen(Screen[None]):
                 extra_yahtzees=pick("#extra-yahtzees"),
                 joker=pick("#joker"),
                 first_player=pick("#first-player"),
+                upper_first=self.query_one("#upper-first", Checkbox).value,
+                bonus_turn=self.query_one("#bonus-turn", Checkbox).value,
+                computers=[Level(pick("#level"))] * count,
+                hints=self.query_one("#hints", Checkbox).value,
             )
         except (CommandError, ClientClosedError, ValueError) as exc:
             self.notify(str(exc), severity="error")
@@ -432,6 +504,7 @@ class TableScreen(Screen[None]):
         Binding("question_mark", "hint", "Hint", show=False),
         Binding("b", "take_bonus", "Take +100"),
         Binding("c", "add_computer", "Add computer"),
+        Binding("m", "rematch", "Rematch"),
         Binding("ctrl+l", "leave", "Leave"),
     ]
 
@@ -444,6 +517,8 @@ class TableScreen(Screen[None]):
         # The advice shown: the seq of the table it is for and the hint, or a status line.
         self.advice: tuple[int, HintResult | str] | None = None
         self.mounted = False  # updates before the widgets exist are shown by on_mount
+        # The analysis after game over: None until asked, then a status line or the JSON.
+        self.analysis: dict[str, Any] | str | None = None
 
     @property
     def client(self) -> Client:
@@ -463,7 +538,9 @@ class TableScreen(Screen[None]):
             with Horizontal(id="main"):
                 yield DataTable(id="scorecard", cursor_type="row", zebra_stripes=True)
                 yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
-            yield Static(id="standings")
+            with Horizontal(id="after"):
+                yield Static(id="standings")
+                yield Static(id="analysis")
         yield Footer()
 
     AUTO_FOCUS = "#scorecard"
@@ -500,6 +577,14 @@ class TableScreen(Screen[None]):
             return bool(model is not None and model.hints and self._my_model() is not None)
         if action == "take_bonus":
             return bool(self._my_model() is not None and model and model.can_take_bonus)
+        if action == "rematch":
+            mine = model.player(self.me) if model is not None and self.me else None
+            return bool(
+                model is not None
+                and model.status is RoomStatus.FINISHED
+                and mine is not None
+                and not mine.forfeited
+            )
         if action == "add_computer":
             return bool(
                 model is not None
@@ -632,20 +717,38 @@ class TableScreen(Screen[None]):
             text.append(f"\n{number}. {line}", style="bold" if number == 1 else "")
         widget.update(text)
 
+    def _column_width(self, model: RoomModel) -> int | None:
+        """The width of each player's column when their titles would not fit beside each other
+        (at most 80% of the screen, less the box column); None: as wide as they need."""
+        players = len(model.players)
+        if players < 2:
+            return None
+        room = int(self.size.width * 0.8) - (BOX_COLUMN + 2)
+        width = room // players - 2  # a cell's padding
+        return max(4, width) if width < 24 else None
+
     def _render_scorecard(self, model: RoomModel) -> None:
         table = self.query_one("#scorecard", DataTable)
         row = table.cursor_row
         table.clear(columns=True)
         table.add_column("Box", key="box")
+        width = self._column_width(model)
         for p in model.players:
             title = Text(p.name, style="bold" if p.player == model.current_player else "")
+            narrow = width is not None
             if p.player == self.me:
-                title.append(" (you)")
+                title.append("*" if narrow else " (you)")
             if p.computer is not None:
-                title.append(f" [CPU {p.computer.value}]", style="cyan")
+                cpu = (
+                    f" CPU{p.computer.value[0].upper()}" if narrow else f" [CPU {p.computer.value}]"
+                )
+                title.append(cpu, style="cyan")
             if not p.connected:
-                title.append(" (left)" if p.forfeited else " (offline)", style="red")
-            table.add_column(title, key=p.player)
+                gone = "left" if p.forfeited else "offline"
+                title.append(f" {gone[:3]}" if narrow else f" ({gone})", style="red")
+            if width is not None and title.cell_len > width:
+                title.truncate(width, overflow="ellipsis")
+            table.add_column(title, key=p.player, width=width)
         _, advised_box = self.advised(model)
         for box in model.boxes:
             name = label(box)
@@ -689,10 +792,11 @@ class TableScreen(Screen[None]):
 
     def _render_standings(self, model: RoomModel) -> None:
         widget = self.query_one("#standings", Static)
+        after = self.query_one("#after", Horizontal)
         if model.status is not RoomStatus.FINISHED:
-            widget.display = False
+            after.display = False
             return
-        widget.display = True
+        after.display = True
         text = Text("Final standings\n", style="bold")
         if model.results:
             for s in model.results:
@@ -701,7 +805,45 @@ class TableScreen(Screen[None]):
             ranked = sorted(model.players, key=lambda p: -p.grand)
             for i, p in enumerate(ranked, 1):
                 text.append(f"{i}. {p.name}: {p.grand}\n")
+        if model.rematch_room is not None:
+            text.append(f"Rematch offered: room {model.rematch_room}", style="bold")
+            text.append(" (m to play)\n" if self.check_action("rematch", ()) else "\n")
+        elif self.check_action("rematch", ()):
+            text.append("Press m for a rematch\n", style="italic")
         widget.update(text)
+        self._render_analysis()
+
+    def _render_analysis(self) -> None:
+        widget = self.query_one("#analysis", Static)
+        if self.analysis is None:
+            self.analysis = "Analysis: loading..."
+            self.load_analysis()
+        if isinstance(self.analysis, str):
+            widget.update(Text(self.analysis, style="italic"))
+        else:
+            widget.update(analysis_text(self.analysis))
+
+    @work(exclusive=True, group="analysis")
+    async def load_analysis(self) -> None:
+        """Read the game's analysis over HTTP (the server may answer 503 while it loads its
+        strategy table: asked again a few times)."""
+        base = http_url(client_app(self).url)
+        result: dict[str, Any] | str = "Analysis: not available"
+        for attempt in range(10):
+            try:
+                body = await asyncio.to_thread(
+                    fetch_analysis, base, self.room, invite_code=self.invite_code
+                )
+            except FetchError as exc:
+                result = f"Analysis: not available ({exc})"
+                if "503" not in str(exc):
+                    break
+                await asyncio.sleep(min(2.0, 0.2 * (attempt + 1)))
+                continue
+            result = body if isinstance(body, dict) else "Analysis: not available"
+            break
+        self.analysis = result
+        self.refresh_view()
 
     def show_update(self, update: Event | Snapshot) -> None:
         """Called by the app for each room event or snapshot."""
@@ -788,6 +930,24 @@ class TableScreen(Screen[None]):
             return
         await self._run(self.client.add_computer(Level.MEDIUM))
 
+    @work(exclusive=True, group="rematch")
+    async def action_rematch(self) -> None:
+        """Offer a rematch (or take the one offered): the rematch room, where the table moves
+        with a seat (none when it filled up meanwhile: the table stays)."""
+        if not self.check_action("rematch", ()):
+            return
+        try:
+            offer = await self.client.rematch()
+        except (CommandError, ClientClosedError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if offer.token is None:
+            self.notify(f"The rematch room {offer.room} is full already.", severity="warning")
+            return
+        table = TableScreen(offer.room, invite_code=offer.invite_code, spectator=False)
+        # switched by the app: this worker belongs to the screen that goes away
+        self.app.call_later(self.app.switch_screen, table)
+
     @work(group="commands")
     async def action_start(self) -> None:
         model = self.client.model
@@ -858,6 +1018,7 @@ CSS = """
 .row { height: auto; margin-bottom: 1; }
 .row Input { width: 24; }
 #seats { width: 8; }
+#computers { width: 8; }
 #turn-seconds { width: 10; }
 #rooms { height: 10; }
 Select { width: 28; }
@@ -869,7 +1030,9 @@ Select { width: 28; }
 #main { height: 1fr; }
 #scorecard { width: auto; max-width: 80%; }
 #log { width: 1fr; border-left: solid $primary; }
-#standings { border: round $success; padding: 0 1; height: auto; }
+#after { height: auto; }
+#standings { border: round $success; padding: 0 1; height: auto; width: auto; min-width: 30; }
+#analysis { border: round $accent; padding: 0 1; height: auto; width: 1fr; }
 #header { background: $primary-background; }
 #turn { text-style: bold; margin: 1 0 0 0; }
 ConfirmScreen { align: center middle; }

@@ -23,7 +23,15 @@ from typing import Any
 
 from protocol.fairdice import Status, Verdict, verify_log
 
-__all__ = ["EXIT_CODES", "FetchError", "fetch_events", "http_url", "register", "run"]
+__all__ = [
+    "EXIT_CODES",
+    "FetchError",
+    "fetch_analysis",
+    "fetch_events",
+    "http_url",
+    "register",
+    "run",
+]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 PAGE_SIZE = 1000  # the largest page the service serves
@@ -92,6 +100,13 @@ def _page(body: Any, after: int) -> tuple[list[Mapping[str, object]], int | None
         # a cursor that does not move forward would page for ever
         raise FetchError(f"`next_after` {following!r} does not follow `after` {after}")
     return events, following
+
+
+def fetch_analysis(base_url: str, room: str, *, invite_code: str | None = None) -> Any:
+    """``GET /rooms/{room}/analysis`` (the game's decisions against optimal play) as JSON;
+    :class:`FetchError` for a refusal, e.g. HTTP 503 while the server loads its table."""
+    path = f"{base_url.rstrip('/')}/rooms/{urllib.parse.quote(room, safe='')}/analysis"
+    return _get_json(path, invite_code)
 
 
 def fetch_events(

@@ -23,17 +23,19 @@ Class map::
     Message                         every top-level message (tagged by `type`)
     +-- Command                     client -> server, carries `id`
     |   +-- Hello CreateRoom ListRooms GetRoom Join Rejoin Spectate
-    |   +-- Leave Start Roll Hold Release Score TakeBonus AddComputer RemoveComputer Hint Ping
+    |   +-- Leave Start Roll Hold Release Score TakeBonus AddComputer RemoveComputer Hint
+    |   +-- OfferRematch Ping
     +-- Welcome Ack Error Pong Snapshot      server -> client, not in the room log
     +-- Event                       server -> client, carries `room` and `seq`
         +-- PlayerJoined PlayerLeft PlayerDisconnected PlayerReconnected HostChanged
         +-- GameStarted RollOff Rolled Held Scored BonusTaken TurnChanged GameOver Spectators
+        +-- RematchOffered
     Object                          nested objects (untagged maps)
     +-- Result                      ack results, tagged by `command` (the command answered)
         +-- HelloResult CreateRoomResult ListRoomsResult GetRoomResult JoinResult
         +-- RejoinResult SpectateResult LeaveResult StartResult RollResult HoldResult
         +-- ReleaseResult ScoreResult TakeBonusResult AddComputerResult RemoveComputerResult
-        +-- HintResult
+        +-- HintResult OfferRematchResult
 
 Version 1.1 only added optional fields (with defaults, so v1.0 frames still decode), one
 error code and the `command` tag of ack results; version 1.2 added computer players, the
@@ -121,6 +123,8 @@ __all__ = [
     "ListRoomsResult",
     "Message",
     "Object",
+    "OfferRematch",
+    "OfferRematchResult",
     "Ping",
     "PlayerAnalysis",
     "PlayerDisconnected",
@@ -134,6 +138,7 @@ __all__ = [
     "RejoinResult",
     "Release",
     "ReleaseResult",
+    "RematchOffered",
     "RemoveComputer",
     "RemoveComputerResult",
     "Result",
@@ -408,6 +413,20 @@ class RoomSummary(Object, frozen=True, kw_only=True):
         bool | None,
         Meta(description="Players may ask for `hint` (v1.2); null from an older server."),
     ] = None
+    auto_start: Annotated[
+        bool | None,
+        Meta(
+            description="The game starts by itself when the last seat is taken (v1.3); null "
+            "from an older server."
+        ),
+    ] = None
+    computer_delay_ms: Annotated[
+        Annotated[int, Meta(ge=0, le=10_000)] | None,
+        Meta(
+            description="Pause before each move of a computer player, ms (v1.3); null from an "
+            "older server."
+        ),
+    ] = None
 
 
 class Totals(Object, frozen=True, kw_only=True):
@@ -440,6 +459,14 @@ class PlayerView(Object, frozen=True, kw_only=True):
     computer: Annotated[
         Level | None, Meta(description="The level of a computer player; null for a person (v1.2).")
     ] = None
+    away_deadline_ms: Annotated[
+        UnixMs | None,
+        Meta(
+            description="For a disconnected player: Unix time (ms) from which the server plays "
+            "their turns (SPEC 10.6); null while connected, when that grace is off, under a "
+            "turn timer, after the game, or from an older server (v1.3)."
+        ),
+    ] = None
 
 
 class PreviewEntry(Object, frozen=True, kw_only=True):
@@ -464,7 +491,7 @@ PreviewList = Annotated[
 class RoomState(Object, frozen=True, kw_only=True):
     """Full view of a room, sent in `snapshot`."""
 
-    _room_fields: ClassVar[tuple[str, ...]] = ("id",)
+    _room_fields: ClassVar[tuple[str, ...]] = ("id", "rematch_room")
 
     id: RoomId
     status: Annotated[RoomStatus, Meta(description="Life cycle of the room.")]
@@ -512,6 +539,27 @@ class RoomState(Object, frozen=True, kw_only=True):
     hints: Annotated[
         bool | None,
         Meta(description="Players may ask for `hint` (v1.2); null from an older server."),
+    ] = None
+    auto_start: Annotated[
+        bool | None,
+        Meta(
+            description="The game starts by itself when the last seat is taken (v1.3); null "
+            "from an older server."
+        ),
+    ] = None
+    computer_delay_ms: Annotated[
+        Annotated[int, Meta(ge=0, le=10_000)] | None,
+        Meta(
+            description="Pause before each move of a computer player, ms (v1.3); null from an "
+            "older server."
+        ),
+    ] = None
+    rematch_room: Annotated[
+        RoomId | None,
+        Meta(
+            description="The room of the rematch offered after this game (`rematch_offered`, "
+            "v1.3); null: none (yet)."
+        ),
     ] = None
 
     def __post_init__(self) -> None:
@@ -670,6 +718,27 @@ class HintResult(Result, frozen=True, kw_only=True, tag="hint"):
     ]
 
 
+class OfferRematchResult(Result, frozen=True, kw_only=True, tag="offer_rematch"):
+    """Result of `offer_rematch` (v1.3): the rematch room, and the sender's seat in it (as
+    the result of `join`: keep the token, then `rejoin` the rematch room with it)."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: Annotated[RoomId, Meta(description="The rematch room (the same for every offer).")]
+    invite_code: Annotated[
+        InviteCode | None, Meta(description="Its invite code if it is private; null if public.")
+    ]
+    player: Annotated[
+        PlayerId | None,
+        Meta(description="The sender's player id there; null: no seat was free any more."),
+    ] = None
+    seat: Annotated[Seat | None, Meta(description="The sender's seat there, or null.")] = None
+    token: Annotated[
+        Token | None,
+        Meta(description="The seat token there (as in `join`), or null without a seat."),
+    ] = None
+
+
 AckResult: TypeAlias = (
     HelloResult
     | CreateRoomResult
@@ -688,6 +757,7 @@ AckResult: TypeAlias = (
     | AddComputerResult
     | RemoveComputerResult
     | HintResult
+    | OfferRematchResult
 )
 """Any ack result object, discriminated by its `command`."""
 
@@ -755,6 +825,13 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
             "the server's default (v1.2).",
         ),
     ] = None
+    auto_start: Annotated[
+        bool,
+        Meta(
+            description="Start the game by itself as soon as the last seat is taken, without "
+            "the host's `start` (v1.3)."
+        ),
+    ] = False
 
 
 class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):
@@ -922,6 +999,11 @@ class Hint(Command, frozen=True, kw_only=True, tag="hint"):
     a room created with `hints` true; v1.2)."""
 
 
+class OfferRematch(Command, frozen=True, kw_only=True, tag="offer_rematch"):
+    """Offer a rematch of the finished game (a player of the room; v1.3): the first offer
+    creates the rematch room, every offer seats its sender there."""
+
+
 class Ping(Command, frozen=True, kw_only=True, tag="ping"):
     """Application-level keepalive; answered by `pong` (not by `ack`)."""
 
@@ -944,6 +1026,7 @@ ClientMessage: TypeAlias = (
     | AddComputer
     | RemoveComputer
     | Hint
+    | OfferRematch
     | Ping
 )
 """Any message a client may send."""
@@ -1078,6 +1161,14 @@ class PlayerDisconnected(Event, frozen=True, kw_only=True, tag="player_disconnec
     """A player's connection was lost; the seat is kept for `rejoin`."""
 
     player: PlayerId
+    away_deadline_ms: Annotated[
+        UnixMs | None,
+        Meta(
+            description="Unix time (ms) from which the server plays the player's turns while "
+            "they stay away (SPEC 10.6); null when that grace is off, under a turn timer or "
+            "after the game (v1.3)."
+        ),
+    ] = None
 
 
 class PlayerReconnected(Event, frozen=True, kw_only=True, tag="player_reconnected"):
@@ -1216,6 +1307,22 @@ class GameOver(Event, frozen=True, kw_only=True, tag="game_over"):
     ] = None
 
 
+class RematchOffered(Event, frozen=True, kw_only=True, tag="rematch_offered"):
+    """A player offered a rematch of the finished game (v1.3): join `rematch_room`."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room", "rematch_room")
+
+    player: Annotated[PlayerId, Meta(description="The player who offered it first.")]
+    rematch_room: Annotated[RoomId, Meta(description="The rematch room.")]
+    invite_code: Annotated[
+        InviteCode | None,
+        Meta(
+            description="The rematch room's invite code when this room is private (the "
+            "rematch is private too); null for a public room."
+        ),
+    ] = None
+
+
 class Spectators(Event, frozen=True, kw_only=True, tag="spectators"):
     """The number of spectators changed."""
 
@@ -1242,6 +1349,7 @@ ServerMessage: TypeAlias = (
     | TurnChanged
     | GameOver
     | Spectators
+    | RematchOffered
 )
 """Any message the server may send."""
 

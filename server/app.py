@@ -20,7 +20,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -57,6 +57,12 @@ from server.transport.runtime import SERVER_FULL, Runtime
 from server.transport.session import Session
 
 __all__ = ["App", "create_app", "create_app_from_env", "redis_client"]
+
+#: PRIVATE API: this module relies on internals of uvicorn's signal handlers (draining before
+#: uvicorn's own SIGTERM handling), checked against these versions; tests/test_private_api.py fails
+#: when an installed version differs: re-read this module against the new version, then update the
+#: pin.
+PRIVATE_API: Final = {"uvicorn": "0.54.0"}
 
 log = logging.getLogger("yahtzee.server")
 
@@ -282,10 +288,17 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         on_redis_error=lambda exc: metrics.redis_errors.labels("feed").inc(),
         on_kick=on_kick,
     )
-    service = GameService(store, settings, metrics, deliver=feed.publish_local)
+    # The service tells upkeep when a computer's move is due, and upkeep acts through the
+    # service: the name `upkeep` is bound below, before the service first calls `wake`.
+    service = GameService(
+        store,
+        settings,
+        metrics,
+        deliver=feed.publish_local,
+        wake=lambda room_id, at_ms: upkeep.wake_soon(room_id, at_ms),
+    )
     seats = Seats(service)
     upkeep = Upkeep(service, seats, Advisor())
-    service.wake = upkeep.wake_soon
     rt = Runtime(
         settings=settings,
         redis=client,

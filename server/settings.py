@@ -10,7 +10,9 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_type_hints
+
+import msgspec
 
 __all__ = ["Settings"]
 
@@ -109,17 +111,22 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Build settings from ``environ`` (default ``os.environ``); ``overrides`` win."""
+        """Build settings from ``environ`` (default ``os.environ``); ``overrides`` win. The
+        variables' text is converted to each field's type by msgspec (lax mode: ``"8000"`` is
+        an int, ``"1"``/``"true"`` a bool, ``"null"`` None); an unset or empty variable keeps
+        the default; a value of the wrong type raises ``ValueError`` naming the variable."""
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
+        booleans = {name for name, kind in get_type_hints(cls).items() if kind is bool}
+        raw: dict[str, str] = {}
         for f in dataclasses.fields(cls):
-            name = f.metadata["env"]
-            raw = env.get(name)
-            if raw is None or raw == "":
-                continue
-            values[f.name] = _convert(f.type, name, raw)
-        values.update(overrides)
-        return cls(**values)
+            text = env.get(f.metadata["env"])
+            if text:
+                raw[f.name] = _BOOL_WORDS.get(text.lower(), text) if f.name in booleans else text
+        try:
+            settings = msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as exc:
+            raise ValueError(_explain(exc, raw)) from None
+        return dataclasses.replace(settings, **overrides) if overrides else settings
 
     def __post_init__(self) -> None:
         positive = (
@@ -158,17 +165,15 @@ class Settings:
             raise ValueError("setting replication_timeout_seconds must be in (0, redis_timeout)")
 
 
-def _convert(annotation: object, env_name: str, raw: str) -> Any:
-    text = str(annotation)
-    try:
-        if text in ("int", "int | None"):
-            return int(raw)
-        if text == "float":
-            return float(raw)
-        if text == "bool":
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError
-            return raw.lower() in ("1", "true", "yes", "on")
-    except ValueError:
-        raise ValueError(f"environment variable {env_name}={raw!r} is not a {text}") from None
-    return raw
+#: Words for a boolean setting besides msgspec's ``true``/``false``/``1``/``0``.
+_BOOL_WORDS = {"yes": "true", "on": "true", "no": "false", "off": "false"}
+
+
+def _explain(error: msgspec.ValidationError, raw: Mapping[str, str]) -> str:
+    """The variable a conversion error is about (msgspec names the field: ``at `$.port```)."""
+    message = str(error)
+    for f in dataclasses.fields(Settings):
+        if message.endswith(f"`$.{f.name}`"):
+            name = f.metadata["env"]
+            return f"environment variable {name}={raw.get(f.name)!r}: {message.split(' - ')[0]}"
+    return message

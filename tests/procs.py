@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -18,6 +19,14 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
+
+
+def scaled(seconds: float) -> float:
+    """A test's deadline on this machine: ``seconds`` on an idle machine, longer when the
+    machine is busy (load average per core above 1) or when ``YAHTZEE_TEST_TIME_SCALE`` says so.
+    A deadline is a bound on waiting for something that will happen, not a speed target."""
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return seconds * max(1.0, load) * float(os.environ.get("YAHTZEE_TEST_TIME_SCALE", "1"))
 
 
 def free_port() -> int:

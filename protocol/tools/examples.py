@@ -47,6 +47,8 @@ from protocol.messages import (
     Leave,
     ListRooms,
     ListRoomsResult,
+    OfferRematch,
+    OfferRematchResult,
     Ping,
     PlayerAnalysis,
     PlayerDisconnected,
@@ -59,6 +61,7 @@ from protocol.messages import (
     Rejoin,
     RejoinResult,
     Release,
+    RematchOffered,
     RemoveComputer,
     Roll,
     Rolled,
@@ -288,6 +291,8 @@ def _lobby(*players: PlayerView) -> RoomState:
         spectators=0,
         joker=False,
         hints=True,
+        auto_start=False,
+        computer_delay_ms=900,
     )
 
 
@@ -304,6 +309,8 @@ summary_lobby = RoomSummary(
     options=OPTIONS,
     turn_seconds=60,
     hints=True,
+    auto_start=False,
+    computer_delay_ms=900,
 )
 ack_get_room = make_ack(get_room_bob, GetRoomResult(room=summary_lobby))
 join_bob = Join(id="b2", room=ROOM, name="Bob", invite_code=INVITE)
@@ -465,6 +472,8 @@ snapshot_playing = Snapshot(
         spectators=0,
         joker=False,
         hints=True,
+        auto_start=False,
+        computer_delay_ms=900,
     ),
 )
 spectators = Spectators(room=ROOM, seq=_log.next(), count=1)
@@ -666,6 +675,8 @@ _yatzy_summary = RoomSummary(
     options=RoomOptions(rules=Rules.YATZY),  # as created by vector create_room_yatzy
     turn_seconds=0,
     hints=True,
+    auto_start=False,
+    computer_delay_ms=900,
 )
 
 # Bob rolls on what he believes is his turn, but his last seen event (seq 9) is old: the
@@ -752,6 +763,7 @@ snapshot_computers = Snapshot(
         turn_seconds=0,
         options=BOTS_OPTIONS,
         host=DANA,
+        computer_delay_ms=800,
     ),
 )
 add_computer = AddComputer(id="d3", level=Level.HARD)
@@ -895,6 +907,62 @@ turn_ada_after_bonus = TurnChanged(
 ack_take_bonus = make_ack(take_bonus, seq=turn_ada_after_bonus.seq)
 
 
+# --------------------------------------------------------------------------------------------
+# v1.3: rooms that start when full, the away countdown, rematches
+# --------------------------------------------------------------------------------------------
+# Dana's connection drops while Ada plays (seq 30; no turn timer in r-Bots7): from 60 s later
+# (the server's absent-player grace) her turns are played for her. After game over (seq 161)
+# Dana offers a rematch: the first offer creates room r-Bots8 (public like r-Bots7, the same
+# options, seats, computers and computer delay, auto_start on) and seats Dana there.
+
+dana_away = PlayerDisconnected(
+    room=BOTS, seq=30, player=DANA, away_deadline_ms=T0 + 1_000_000 + 60_000
+)
+REMATCH: Final = "r-Bots8"
+DANA_REMATCH_TOKEN: Final = "tk_Wm3cX8pLq6Fz1NaT"
+offer_rematch = OfferRematch(id="d40")
+rematch_offered = RematchOffered(room=BOTS, seq=162, player=DANA, rematch_room=REMATCH)
+ack_offer_rematch = make_ack(
+    offer_rematch,
+    OfferRematchResult(
+        room=REMATCH, invite_code=None, player="p-dana2", seat=1, token=DANA_REMATCH_TOKEN
+    ),
+    seq=rematch_offered.seq,
+)
+# In the private room r-5fK2, Bob offers a rematch after Ann did: the same room, its code.
+rematch_offered_private = RematchOffered(
+    room=ROOM, seq=160, player=ANN, rematch_room="r-9hQ4", invite_code="w2n8rt"
+)
+ack_offer_rematch_full = make_ack(
+    OfferRematch(id="b30"),
+    # Both seats of r-9hQ4 were taken meanwhile: the room, but no seat.
+    OfferRematchResult(room="r-9hQ4", invite_code="w2n8rt"),
+    seq=160,
+)
+create_room_auto_start = CreateRoom(
+    id="e1",
+    seats=2,
+    public=True,
+    computers=(ComputerSeat(level=Level.HARD),),
+    computer_delay_ms=400,
+    auto_start=True,
+)
+summary_auto_start = RoomSummary(
+    room="r-Quick3",
+    status=RoomStatus.LOBBY,
+    public=True,
+    players=("Blaise",),
+    seats=2,
+    open_seats=1,
+    spectators=0,
+    options=RoomOptions(),
+    turn_seconds=0,
+    hints=True,
+    auto_start=True,
+    computer_delay_ms=400,
+)
+
+
 def _without_field(message: ServerMessage, name: str) -> str:
     value = msgspec.json.decode(msgspec.json.encode(message))
     del value[name]
@@ -933,6 +1001,8 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("remove_computer", remove_computer),
     ("hint", hint),
     ("take_bonus", take_bonus),
+    ("create_room_auto_start", create_room_auto_start),
+    ("offer_rematch", offer_rematch),
     ("ping", ping),
 )
 """Canonical client messages, by vector name."""
@@ -976,6 +1046,12 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("ack_hint_last_roll", ack_hint_last_roll),
     ("ack_hint_bonus", ack_hint_bonus),
     ("ack_take_bonus", ack_take_bonus),
+    ("ack_offer_rematch", ack_offer_rematch),
+    ("ack_offer_rematch_no_seat", ack_offer_rematch_full),
+    (
+        "ack_list_rooms_auto_start",
+        make_ack(ListRooms(id="e2"), ListRoomsResult(rooms=(summary_auto_start,))),
+    ),
     ("error", error_not_your_turn),
     (
         "error_unreadable",
@@ -1007,6 +1083,7 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("player_left_forfeit", PlayerLeft(room=ROOM, seq=57, player=BOB, seat=1, forfeited=True)),
     ("player_left_computer_removed", blaise_removed),
     ("player_disconnected", bob_disconnected),
+    ("player_disconnected_away_deadline", dana_away),
     ("player_reconnected", bob_reconnected),
     ("host_changed", HostChanged(room="Yatzy_night", seq=5, player="p-nils")),
     ("game_started", game_started),
@@ -1064,6 +1141,8 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ),
     ("game_over", game_over),
     ("spectators", spectators),
+    ("rematch_offered", rematch_offered),
+    ("rematch_offered_private", rematch_offered_private),
 )
 
 

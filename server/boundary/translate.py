@@ -117,7 +117,13 @@ def _room_event(event: room.RoomEvent, head: dict[str, Any]) -> pm.Event:
     if isinstance(event, room.PlayerBack):
         return pm.PlayerReconnected(**head, player=event.player)
     if isinstance(event, room.PlayerAway):
-        return pm.PlayerDisconnected(**head, player=event.player)
+        return pm.PlayerDisconnected(
+            **head, player=event.player, away_deadline_ms=event.deadline_ms
+        )
+    if isinstance(event, room.RematchOffer):
+        return pm.RematchOffered(
+            **head, player=event.player, rematch_room=event.room, invite_code=event.invite
+        )
     return pm.Spectators(**head, count=event.count)
 
 
@@ -265,7 +271,9 @@ def wire_events(
     out: list[pm.Event] = []
     for event, state in events:
         head: dict[str, Any] = {"room": room_id, "seq": first_seq + len(out)}
-        if isinstance(event, room.PlayerBack | room.PlayerAway | room.SpectatorCount):
+        if isinstance(
+            event, room.PlayerBack | room.PlayerAway | room.SpectatorCount | room.RematchOffer
+        ):
             out.append(_room_event(event, head))
         else:
             wire = _game_event(event, state, head, commit)
@@ -287,7 +295,7 @@ def _totals(t: game.Totals) -> pm.Totals:
     )
 
 
-def _player_views(record: room.RoomRecord) -> tuple[pm.PlayerView, ...]:
+def _player_views(record: room.RoomRecord, grace_seconds: float) -> tuple[pm.PlayerView, ...]:
     views = []
     for seat, p in enumerate(record.game.players):
         card = p.card
@@ -301,6 +309,7 @@ def _player_views(record: room.RoomRecord) -> tuple[pm.PlayerView, ...]:
                 scorecard={Box(b.value): card.get(b) for b in card.boxes},
                 totals=_totals(card.totals()),
                 computer=Level(p.computer) if p.computer is not None else None,
+                away_deadline_ms=room.away_deadline(record, p.player_id, grace_seconds),
             )
         )
     return tuple(views)
@@ -315,8 +324,9 @@ def _round_number(state: game.GameState, current: str | None) -> int:
     return 0
 
 
-def room_state(room_id: str, record: room.RoomRecord) -> pm.RoomState:
-    """The whole room as the wire shows it (no secrets: no tokens, invite or dice seed)."""
+def room_state(room_id: str, record: room.RoomRecord, grace_seconds: float = 0.0) -> pm.RoomState:
+    """The whole room as the wire shows it (no secrets: no tokens, invite or dice seed, nor the
+    rematch's invite code). ``grace_seconds``: the absent-player grace (away deadlines)."""
     state = record.game
     current = game.current_player(state)
     rolled = state.phase == game.Phase.ROLLED
@@ -328,7 +338,7 @@ def room_state(room_id: str, record: room.RoomRecord) -> pm.RoomState:
         turn_seconds=record.meta.turn_seconds,
         options=wire_options(state),
         host=state.host,
-        players=_player_views(record),
+        players=_player_views(record, grace_seconds),
         phase=Phase(state.phase.value if state.phase != game.Phase.ROLL_OFF else "lobby"),
         order=tuple(state.order),
         current_player=current,
@@ -342,12 +352,17 @@ def room_state(room_id: str, record: room.RoomRecord) -> pm.RoomState:
         spectators=record.spectators,
         joker=game.joker_active(state) if rolled else False,
         hints=record.meta.hints,
+        auto_start=record.meta.auto_start,
+        computer_delay_ms=record.meta.computer_delay_ms,
+        rematch_room=record.rematch.room if record.rematch is not None else None,
     )
 
 
-def snapshot(room_id: str, seq: int, record: room.RoomRecord) -> pm.Snapshot:
+def snapshot(
+    room_id: str, seq: int, record: room.RoomRecord, grace_seconds: float = 0.0
+) -> pm.Snapshot:
     """The ``snapshot`` message of a room at ``seq``."""
-    return pm.Snapshot(room=room_id, seq=seq, state=room_state(room_id, record))
+    return pm.Snapshot(room=room_id, seq=seq, state=room_state(room_id, record, grace_seconds))
 
 
 def room_summary(summary: Mapping[str, Any]) -> pm.RoomSummary:

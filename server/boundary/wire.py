@@ -21,14 +21,36 @@ import protocol.messages as pm
 from protocol.codec import encode_msgpack
 from protocol.transport import Encoding
 
-__all__ = ["EncodedEvent", "decode_batch", "encode_batch", "encode_events", "from_log"]
+__all__ = [
+    "EncodedEvent",
+    "Kick",
+    "decode_batch",
+    "decode_channel",
+    "encode_batch",
+    "encode_events",
+    "encode_kick",
+    "from_log",
+]
+
+#: PRIVATE API: this module relies on internals of websockets' frame serialisation (a frame built
+#: once for every connection), checked against these versions; tests/test_private_api.py fails when
+#: an installed version differs: re-read this module against the new version, then update the pin.
+PRIVATE_API: Final = {"websockets": "17.4"}
 
 
 class _SeqOnly(msgspec.Struct):
     seq: int
 
 
+class Kick(msgspec.Struct, tag="kick", tag_field="type"):
+    """A message on a room's channel for every process serving the room: connection ``conn``
+    no longer holds its seat (another connection took it back); its process closes it."""
+
+    conn: str
+
+
 _SEQ_DECODER: Final = msgspec.msgpack.Decoder(_SeqOnly)
+_CHANNEL_DECODER: Final = msgspec.msgpack.Decoder(list[msgspec.Raw] | Kick)
 _BATCH_DECODER: Final = msgspec.msgpack.Decoder(list[msgspec.Raw])
 _ANY_DECODER: Final = msgspec.msgpack.Decoder()
 _BATCH_ENCODER: Final = msgspec.msgpack.Encoder()
@@ -86,6 +108,22 @@ def decode_batch(payload: bytes) -> list[EncodedEvent]:
     return [
         from_log(_SEQ_DECODER.decode(raw).seq, bytes(raw)) for raw in _BATCH_DECODER.decode(payload)
     ]
+
+
+def encode_kick(conn_id: str) -> bytes:
+    """The room-channel message that closes connection ``conn_id`` wherever it is served."""
+    return _BATCH_ENCODER.encode(Kick(conn_id))
+
+
+def decode_channel(payload: bytes) -> Kick | list[EncodedEvent]:
+    """A message of a room's channel: a :class:`Kick` or a batch of events
+    (:func:`encode_batch`)."""
+    if payload.startswith(b"kick "):  # a kick published by a process of an earlier version
+        return Kick(payload[5:].decode())
+    message = _CHANNEL_DECODER.decode(payload)
+    if isinstance(message, Kick):
+        return message
+    return [from_log(_SEQ_DECODER.decode(raw).seq, bytes(raw)) for raw in message]
 
 
 def from_log(seq: int, data: bytes) -> EncodedEvent:

@@ -15,7 +15,9 @@ A room is the game state plus what the service knows about people and time:
 - ``game_seq``: the seq of the room's last event that is not a spectator count (``None`` in a
   record stored before it was kept): ``expect_seq`` is checked against it (SPEC.md 10.8);
 - ``computer_ms``: when the computer player on turn makes its next move (``None`` when a
-  person is on turn); computers move through the same deadline machinery as the turn timer.
+  person is on turn); computers move through the same deadline machinery as the turn timer;
+- ``rematch``: the rematch room offered after the game (its id, its invite code for a private
+  one, and the secret from which each old player's seat there is keyed), once one was offered.
 
 Every function returns a new record; a record is never changed in place. Room-level events
 (a player connected again, went away, the spectator count changed) are returned as values for
@@ -32,13 +34,17 @@ from typing import Any
 
 import msgspec
 
+from protocol.errors import ErrorCode
 from server import game
+from server.domain.refusals import RefusalError
 
 __all__ = [
     "RECORD_FORMAT",
     "TURN_PHASES",
     "PlayerAway",
     "PlayerBack",
+    "Rematch",
+    "RematchOffer",
     "RoomError",
     "RoomEvent",
     "RoomMeta",
@@ -47,12 +53,14 @@ __all__ = [
     "SpectatorCount",
     "absent_at",
     "after_game",
+    "away_deadline",
     "claim",
     "computer_at",
     "computer_on_turn",
     "decode_record",
     "encode_record",
     "forget",
+    "ghost_at",
     "hash_secret",
     "invite_matches",
     "new_record",
@@ -73,23 +81,15 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-class RoomError(Exception):
-    """Base of the room layer's refusals: a stable protocol ``code`` and a human ``message``."""
-
-    code = "internal_error"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class RoomError(RefusalError):
+    """Base of the room layer's refusals."""
 
 
 class SeatTakenError(RoomError):
     """The seat is now held by another connection (a later ``rejoin`` took it over)."""
 
-    code = "not_in_room"
-
     def __init__(self) -> None:
-        super().__init__("this seat was taken back by another connection")
+        super().__init__(ErrorCode.NOT_IN_ROOM, "this seat was taken back by another connection")
 
 
 # -- room events (not rules events: who is connected, how many watch) ---------------------------
@@ -104,9 +104,11 @@ class PlayerBack:
 
 @dataclass(frozen=True, slots=True)
 class PlayerAway:
-    """A player's connection is gone; the seat is kept."""
+    """A player's connection is gone; the seat is kept. ``deadline_ms``: from when the server
+    plays their turns (:func:`away_deadline`)."""
 
     player: str
+    deadline_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +118,17 @@ class SpectatorCount:
     count: int
 
 
-RoomEvent = PlayerBack | PlayerAway | SpectatorCount
+@dataclass(frozen=True, slots=True)
+class RematchOffer:
+    """``player`` offered a rematch of the finished game in room ``room`` (``invite``: its
+    code, for a private room)."""
+
+    player: str
+    room: str
+    invite: str | None
+
+
+RoomEvent = PlayerBack | PlayerAway | SpectatorCount | RematchOffer
 
 
 # -- the record ---------------------------------------------------------------------------------
@@ -137,6 +149,18 @@ class RoomMeta:
     """Players and spectators may ask the advisor (``hint``)."""
     computer_delay_ms: int = 0
     """Pause before each move of a computer player."""
+    auto_start: bool = False
+    """The game starts by itself when the last seat is taken."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    """The rematch offered after a room's game: the new room, its invite code (private rooms
+    only) and ``key``, a secret that keys each old player's seat there (never on the wire)."""
+
+    room: str
+    invite: str | None
+    key: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +180,7 @@ class RoomRecord:
     draws: int = 0
     computer_ms: int | None = None
     game_seq: int | None = None
+    rematch: Rematch | None = None
 
     def replace(self, **changes: Any) -> RoomRecord:
         """A copy with ``changes``."""
@@ -173,10 +198,19 @@ def new_record(
     name: str = "",
     hints: bool = True,
     computer_delay_ms: int = 0,
+    auto_start: bool = False,
 ) -> RoomRecord:
     """A fresh room around a new game."""
     meta = RoomMeta(
-        public, invite_hash, turn_seconds, now, dice_seed, name, hints, computer_delay_ms
+        public,
+        invite_hash,
+        turn_seconds,
+        now,
+        dice_seed,
+        name,
+        hints,
+        computer_delay_ms,
+        auto_start,
     )
     return RoomRecord(game=state, meta=meta)
 
@@ -203,6 +237,7 @@ def encode_record(record: RoomRecord) -> bytes:
                 "name": meta.name,
                 "hints": meta.hints,
                 "computer_delay_ms": meta.computer_delay_ms,
+                "auto_start": meta.auto_start,
             },
             "connected": record.connected,
             "owners": record.owners,
@@ -215,6 +250,11 @@ def encode_record(record: RoomRecord) -> bytes:
             "draws": record.draws,
             "computer_ms": record.computer_ms,
             "game_seq": record.game_seq,
+            "rematch": (
+                None
+                if record.rematch is None
+                else [record.rematch.room, record.rematch.invite, record.rematch.key]
+            ),
         }
     )
 
@@ -236,6 +276,7 @@ def decode_record(raw: bytes) -> RoomRecord:
             name=meta.get("name", ""),
             hints=meta.get("hints", True),
             computer_delay_ms=meta.get("computer_delay_ms", 0),
+            auto_start=meta.get("auto_start", False),
         ),
         connected=data["connected"],
         owners=data["owners"],
@@ -248,6 +289,7 @@ def decode_record(raw: bytes) -> RoomRecord:
         draws=data["draws"],
         computer_ms=data.get("computer_ms"),
         game_seq=data.get("game_seq"),
+        rematch=Rematch(*data["rematch"]) if data.get("rematch") else None,
     )
 
 
@@ -301,10 +343,11 @@ def claim(
 
 
 def release(
-    record: RoomRecord, player: str, conn_id: str | None, now: int
+    record: RoomRecord, player: str, conn_id: str | None, now: int, grace_seconds: float = 0.0
 ) -> tuple[RoomRecord, list[RoomEvent]] | None:
     """The connection ``conn_id`` of ``player`` is gone. ``None`` when nothing changes: another
-    connection holds the seat by now, or the player is already marked away."""
+    connection holds the seat by now, or the player is already marked away. ``grace_seconds``:
+    the absent-player grace, for the event's deadline."""
     owner = record.owners.get(player)
     if conn_id is not None and owner not in (None, conn_id):
         return None
@@ -314,7 +357,7 @@ def release(
         connected={**record.connected, player: False},
         away_ms={**record.away_ms, player: now},
     )
-    return new, [PlayerAway(player)]
+    return new, [PlayerAway(player, away_deadline(new, player, grace_seconds))]
 
 
 def forget(record: RoomRecord, player: str) -> RoomRecord:
@@ -358,6 +401,31 @@ def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
     return int(record.away_ms[blocker] + grace_seconds * 1000)
 
 
+def away_deadline(record: RoomRecord, player: str, grace_seconds: float) -> int | None:
+    """From when the server plays the turns of ``player``, who is away (``None``: not away, the
+    grace is off, a turn timer plays for everyone alike, or the game is over)."""
+    since = record.away_ms.get(player)
+    if since is None or grace_seconds <= 0 or record.meta.turn_seconds:
+        return None
+    if record.game.phase == game.Phase.FINISHED:
+        return None
+    return int(since + grace_seconds * 1000)
+
+
+def ghost_at(record: RoomRecord, grace_seconds: float) -> int | None:
+    """When a room in the lobby becomes a ghost, left out of the lobby: every person seated
+    has been disconnected for longer than the grace (``None``: not in the lobby, nobody
+    seated, somebody connected, or the grace off)."""
+    state = record.game
+    if grace_seconds <= 0 or state.phase != game.Phase.LOBBY:
+        return None
+    people = [p.player_id for p in state.players if p.computer is None]
+    if not people or any(record.connected.get(p, False) for p in people):
+        return None
+    last = max(record.away_ms.get(p, record.meta.created_ms) for p in people)
+    return int(last + grace_seconds * 1000)
+
+
 def computer_on_turn(state: game.GameState) -> tuple[str, str] | None:
     """The computer player on turn and its level, or ``None``."""
     current = game.current_player(state)
@@ -394,8 +462,9 @@ def status(state: game.GameState) -> str:
     return "playing"
 
 
-def summary(room_id: str, record: RoomRecord) -> dict[str, Any]:
-    """The room as the lobby lists it (the fields of ``protocol.messages.RoomSummary``)."""
+def summary(room_id: str, record: RoomRecord, grace_seconds: float = 0.0) -> dict[str, Any]:
+    """The room as the lobby lists it (the fields of ``protocol.messages.RoomSummary``, and
+    ``ghost_at``, :func:`ghost_at`, which is not on the wire)."""
     state = record.game
     players = [p.name for p in state.players]
     in_lobby = state.phase == game.Phase.LOBBY
@@ -411,4 +480,7 @@ def summary(room_id: str, record: RoomRecord) -> dict[str, Any]:
         "options": options,
         "turn_seconds": record.meta.turn_seconds,
         "hints": record.meta.hints,
+        "auto_start": record.meta.auto_start,
+        "computer_delay_ms": record.meta.computer_delay_ms,
+        "ghost_at": ghost_at(record, grace_seconds),
     }

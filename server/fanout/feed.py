@@ -39,6 +39,7 @@ from server.boundary import wire
 from server.fanout.pubsub import ClusterNodes, Nodes, Shard, ShardPubSub, SingleNode
 from server.fanout.roomstream import READ_BATCH, RoomStream
 from server.ops.cancel import raise_if_cancelling
+from server.ops.retry import RetryPause
 from server.storage.interface import TRANSIENT_ERRORS, StorageUnavailableError, is_storage_fault
 from server.storage.redis_store import RedisStore
 
@@ -51,7 +52,7 @@ _SUBSCRIBE_TIMEOUT = 5.0
 # Seconds between attempts while a node does not answer: short, because the wait after the node
 # is back is what its clients see (the issue promises recovery within 2 s; 4 attempts a second
 # per process cost a down Redis nothing).
-_RETRY_CAP = 0.25
+
 _ERRORS = (aioredis.RedisError, RedisClusterException, OSError)
 
 
@@ -236,13 +237,13 @@ class Feed:
     # -- the listeners --------------------------------------------------------------------------
 
     async def _listen(self, shard: Shard) -> None:
-        delay = 0.05
+        pause = RetryPause()
         while True:
             raise_if_cancelling()
             await shard.pubsub.connected.wait()
             try:
                 msg = await shard.pubsub.get_message(timeout=5.0)
-                delay = 0.05
+                pause.reset()
             except Exception as exc:  # the listener must outlive anything a connection does
                 raise_if_cancelling()
                 if _is_redis_failure(exc):
@@ -251,8 +252,7 @@ class Feed:
                     log.exception("feed listener on %s", shard.node)
                 # the node may be gone for good (a failover): find where its rooms live now
                 self._rehome_soon()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _RETRY_CAP)
+                await pause.wait()
                 continue
             if msg is not None:
                 self._dispatch(shard, msg)
@@ -265,7 +265,7 @@ class Feed:
         """Re-read the topology and move every room whose channel another node serves now to
         that node (its confirmation then refills the room); drop shards left without rooms.
         Tried again, with a growing pause, until every room is subscribed somewhere."""
-        delay = 0.05
+        pause = RetryPause()
         try:
             while not self._stopped:
                 try:
@@ -279,8 +279,7 @@ class Feed:
                     self._orphans.update(self._rooms)  # not sure of anything: check them all
                 if not self._orphans & set(self._rooms):
                     break
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _RETRY_CAP)
+                await pause.wait()
         finally:
             self._rehoming = None
 
@@ -345,18 +344,18 @@ class Feed:
         data = msg.get("data")
         if kind != "smessage" or not isinstance(data, bytes):
             return
-        if data.startswith(b"kick "):
-            if self.on_kick is not None:
-                self.on_kick(data[5:].decode())
-            return
-        if room is None or (self.lose is not None and self.lose(room.room_id)):
-            return
         try:
-            events = wire.decode_batch(data)
+            message = wire.decode_channel(data)
         except Exception:  # a message we cannot read is a lost message: the log has it
             log.exception("unreadable pub/sub message on %s", channel)
             return
-        room.receive(events)
+        if isinstance(message, wire.Kick):
+            if self.on_kick is not None:
+                self.on_kick(message.conn)
+            return
+        if room is None or (self.lose is not None and self.lose(room.room_id)):
+            return
+        room.receive(message)
 
     def _room_of(self, channel: str) -> str:
         # <prefix>{room:<id>}:events

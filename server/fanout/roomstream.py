@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from server.boundary import wire
 from server.ops.cancel import raise_if_cancelling
+from server.ops.retry import RetryPause
 
 if TYPE_CHECKING:
     from server.fanout.pubsub import Shard
@@ -77,7 +78,7 @@ class RoomStream:
         """Read the log after the room's last seq, up to the first pending event (a gap) or,
         when ``self.refill`` is set, to its end; deliver it. Retried while Redis does not
         answer. While this runs, :meth:`flush` starts no other reader for the self."""
-        delay = 0.05
+        pause = RetryPause()
         try:
             while self.last_seq is not None and self.owner.alive(self):
                 to_end = False
@@ -95,8 +96,7 @@ class RoomStream:
                     raise_if_cancelling()
                     self.owner.redis_error(exc)
                     self.refill |= to_end
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 0.25)  # a wait after Redis is back: clients see it
+                    await pause.wait()
                     continue
                 for seq, data in batch:
                     if seq > self.last_seq:

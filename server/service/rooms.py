@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,13 +27,16 @@ from typing import Any
 import redis.exceptions
 
 import protocol.messages as pm
+from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, wire
 from server.domain import room
 from server.domain.dice import Dice, Draws, new_seed
 from server.domain.events import Occurred, occurred
+from server.domain.refusals import RefusalError
 from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
+from server.ops.retry import LRU
 from server.settings import Settings
 from server.storage.redis_store import (
     TRANSIENT_ERRORS,
@@ -52,7 +54,15 @@ log = logging.getLogger("yahtzee.service")
 
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
-_SUMMARY_EVENTS = (pm.PlayerJoined, pm.PlayerLeft, pm.GameStarted, pm.GameOver, pm.Spectators)
+_SUMMARY_EVENTS = (
+    pm.PlayerJoined,
+    pm.PlayerLeft,
+    pm.GameStarted,
+    pm.GameOver,
+    pm.Spectators,
+    pm.PlayerDisconnected,  # a ghost room leaves the lobby (room.ghost_at)
+    pm.PlayerReconnected,
+)
 
 Deliver = Callable[[str, list[wire.EncodedEvent]], None]
 """Hands a room's freshly committed events to this process's subscribers."""
@@ -66,24 +76,19 @@ def _json(result: dict[str, Any]) -> bytes:
     return json.dumps(result).encode() if result else b"{}"  # a play's result is empty
 
 
-class ServiceError(Exception):
-    """A refusal that is not a game rule (unknown room, bad token, ...), with a stable code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class ServiceError(RefusalError):
+    """A refusal that is not a game rule (unknown room, bad token, ...)."""
 
 
 class UnavailableError(ServiceError):
     """Redis did not answer in time: nothing is known to have changed; retry the command."""
 
     def __init__(self, detail: str) -> None:
-        super().__init__("unavailable", f"storage unavailable, retry: {detail}")
+        super().__init__(ErrorCode.UNAVAILABLE, f"storage unavailable, retry: {detail}")
 
 
 def room_not_found(room_id: str) -> ServiceError:
-    return ServiceError("room_not_found", f"no room {room_id!r}")
+    return ServiceError(ErrorCode.ROOM_NOT_FOUND, f"no room {room_id!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,17 +144,14 @@ class GameService:
         self.deliver = deliver
         self.clock = clock
         self.dice = dice
-        self._cache: OrderedDict[str, Cached] = OrderedDict()
+        self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: how many lobby entries this process wrote (a local listing cache compares it)
         self.index_writes = 0
 
     # -- the cache ----------------------------------------------------------------------------
 
     def _remember(self, room_id: str, cached: Cached) -> Cached:
-        self._cache[room_id] = cached
-        self._cache.move_to_end(room_id)
-        while len(self._cache) > _CACHE_ROOMS:
-            self._cache.popitem(last=False)
+        self._cache.put(room_id, cached)
         return cached
 
     def _from_store(self, room_id: str, stored: StoredRoom | None) -> Cached | None:
@@ -185,7 +187,7 @@ class GameService:
         for _ in range(_MAX_ATTEMPTS):
             try:
                 change = step(cached)
-            except (game.GameError, room.RoomError, ServiceError):
+            except (game.GameError, RefusalError):
                 # A refusal must not rest on a stale cache: look again once.
                 if not verified:
                     verified, stale = True, cached
@@ -211,7 +213,7 @@ class GameService:
                 raise room_not_found(room_id)
             cached, verified = fresh, True
             self.metrics.cas_conflicts.inc()
-        raise ServiceError("conflict", "the room is too busy, try again")
+        raise ServiceError(ErrorCode.CONFLICT, "the room is too busy, try again")
 
     async def _commit(
         self, room_id: str, cached: Cached, change: Change, cache_key: str
@@ -286,7 +288,8 @@ class GameService:
             if wake != room.wake_at(before):
                 await self.store.set_deadline(room_id, wake)
             if created or any(isinstance(e, _SUMMARY_EVENTS) for e in events):
-                summary = json.dumps(room.summary(room_id, after)).encode()
+                grace = self.settings.absent_turn_seconds
+                summary = json.dumps(room.summary(room_id, after, grace)).encode()
                 await self.store.index_put(room_id, summary, now + ttl * 1000)
                 self.index_writes += 1
         except redis.exceptions.RedisError as exc:
@@ -298,12 +301,15 @@ class GameService:
         self, room_id: str, record: room.RoomRecord, commands: Sequence[game.Command]
     ) -> tuple[room.RoomRecord, list[Occurred]]:
         """Apply engine commands (dice drawn here), finishing any roll-off; the record and what
-        happened. The turn timer restarts when a turn began."""
+        happened. The turn timer restarts when a turn began. In an ``auto_start`` room the
+        command that takes the last seat also starts the game (as the host)."""
         state = record.game
         events: list[Occurred] = []
         turn_began = False
         draw = Draws(record, self.dice)
-        for command in commands:
+        commands = list(commands)
+        while commands:
+            command = commands.pop(0)
             state, new = game.apply(state, self._with_dice(state, command, draw))
             events += occurred(new, state)
             turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
@@ -312,9 +318,22 @@ class GameService:
                 state, new = game.apply(state, game.RollOff(faces))
                 events += occurred(new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
+            if not commands and self._starts_by_itself(record, state):
+                assert state.host is not None
+                commands.append(game.Start(state.host))
         state, events = self._computers_leave_alone(state, events)
         record = record.replace(draws=draw.count)
         return room.after_game(record, state, turn_began, self.clock()), events
+
+    @staticmethod
+    def _starts_by_itself(record: room.RoomRecord, state: game.GameState) -> bool:
+        """An ``auto_start`` room in the lobby whose seats are all taken, with a host."""
+        return (
+            record.meta.auto_start
+            and state.phase == game.Phase.LOBBY
+            and len(state.players) >= state.max_seats
+            and state.host is not None
+        )
 
     @staticmethod
     def _computers_leave_alone(
@@ -367,6 +386,7 @@ class GameService:
         hints: bool = True,
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
+        auto_start: bool = False,
     ) -> tuple[str, str | None]:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already."""
@@ -388,6 +408,7 @@ class GameService:
             computer_delay_ms=(
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
             ),
+            auto_start=auto_start,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -400,7 +421,7 @@ class GameService:
                 return candidate, invite
             if room_id is not None and existing is not None:
                 return room_id, invite  # created by an earlier attempt with this create_key
-        raise ServiceError("conflict", "could not allocate a room id")  # pragma: no cover
+        raise ServiceError(ErrorCode.CONFLICT, "could not allocate a room id")  # pragma: no cover
 
     def seat_computer(
         self,

@@ -7,9 +7,11 @@ Seat tokens are ``secrets.token_urlsafe(32)``, stored in Redis only as sha256 ha
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping
 
+from protocol.errors import ErrorCode
 from server import game
 from server.domain import room
 from server.domain.events import Occurred, occurred
@@ -36,11 +38,14 @@ class Seats:
         join_key: str | None = None,
         seed: str | None = None,
         cache_key: str = "",
+        present: bool = True,
     ) -> Outcome:
         """Take a seat. The result holds ``player``, ``seat``, the seat ``token`` (never stored)
-        and ``previous`` (the connection that held the seat, for a repeated ``join_key``)."""
+        and ``previous`` (the connection that held the seat, for a repeated ``join_key``).
+        Without ``present`` the seat is taken for a player who is not connected yet (a
+        rematch): it shows as disconnected until its ``rejoin``."""
         if len(name) > self.service.settings.max_name_length:
-            raise ServiceError("invalid_name", "name too long")
+            raise ServiceError(ErrorCode.INVALID_NAME, "name too long")
         token = secrets.token_urlsafe(32)
         token_hash = room.hash_secret(token)
         player_id = "p" + secrets.token_hex(6)
@@ -54,11 +59,23 @@ class Seats:
             known = record.join_keys.get(key_hash) if key_hash else None
             seated = record.game.player(known) if known else None
             if known is not None and seated is not None and not seated.forfeited:
+                if not present:
+                    seats = {
+                        **revoked(fields, known),
+                        f"t:{token_hash}": known,
+                        f"p:{known}": token_hash,
+                    }
+                    result = {"player": known, "seat": record.game.seat_of(known)}
+                    return Change(record, [], result, seats)
                 return self._reissue(room_id, record, known, token_hash, conn_id, fields)
             if seed is not None:  # before the join's events are made: they show the seed
                 record = record.replace(seeds={**record.seeds, player_id: seed})
             record, events = self.service.apply(room_id, record, [game.Join(player_id, name)])
-            record, _back, _ = room.claim(record, player_id, conn_id)
+            if present:
+                record, _back, _ = room.claim(record, player_id, conn_id)
+            else:
+                record, away = self._away(record, player_id)
+                events = events + occurred(away, record.game)
             if key_hash is not None:
                 record = record.replace(join_keys={**record.join_keys, key_hash: player_id})
             seats = {f"t:{token_hash}": player_id, f"p:{player_id}": token_hash}
@@ -87,6 +104,100 @@ class Seats:
         result = {"player": player, "seat": record.game.seat_of(player), "previous": previous}
         return Change(record, events, result, seats)
 
+    def _away(
+        self, record: room.RoomRecord, player: str
+    ) -> tuple[room.RoomRecord, list[room.RoomEvent]]:
+        """``player``'s seat, just taken, marked disconnected (nobody holds it yet)."""
+        record = record.replace(connected={**record.connected, player: True})
+        grace = self.service.settings.absent_turn_seconds
+        released = room.release(record, player, None, self.service.clock(), grace)
+        assert released is not None
+        return released
+
+    async def offer_rematch(self, room_id: str, player_id: str, conn_id: str | None) -> Outcome:
+        """Offer a rematch of a finished game (a player of the room): the first offer creates
+        the rematch room (:meth:`_create_rematch`) and records it in this room with a
+        ``rematch_offered`` event; every offer seats ``player_id`` there under the same name,
+        not yet connected (a repeated offer: the same seat, a new token). The result: ``room``,
+        ``invite_code`` and the seat's ``player``, ``seat`` and ``token`` (``None`` each when
+        no seat is free there any more). ``seq`` is this room's."""
+        service = self.service
+        current = await service.view(room_id)
+        name = _check_offer(current.record, player_id, conn_id)
+        rematch = current.record.rematch
+        seq = current.seq
+        if rematch is None:
+            created = await self._create_rematch(room_id, current.record)
+
+            def step(cached: Cached) -> Change | None:
+                record = cached.record
+                _check_offer(record, player_id, conn_id)
+                if record.rematch is not None:
+                    return None
+                record = record.replace(rematch=created)
+                offer = room.RematchOffer(player_id, created.room, created.invite)
+                return Change(record, occurred([offer], record.game))
+
+            out = await service.transact(room_id, step)
+            seq = out.seq
+            rematch = created
+            if out.record is not None and out.record.rematch is not None:
+                rematch = out.record.rematch
+        result: dict[str, object] = {
+            "room": rematch.room,
+            "invite_code": rematch.invite,
+            "player": None,
+            "seat": None,
+            "token": None,
+        }
+        try:
+            seated = await self.join(
+                rematch.room,
+                name,
+                rematch.invite,
+                join_key=f"{rematch.key}:{player_id}",
+                present=False,
+            )
+        except (game.GameError, ServiceError) as exc:
+            if exc.code not in _NO_SEAT:
+                raise
+        else:
+            result.update(
+                player=seated.result["player"],
+                seat=seated.result["seat"],
+                token=seated.result.get("token"),
+            )
+        return Outcome(seq, result)
+
+    async def _create_rematch(self, room_id: str, record: room.RoomRecord) -> room.Rematch:
+        """The rematch room of a finished room, created once however many offer it at once:
+        its id, invite code and key are reserved under a key of the old room first (whoever
+        reserves first names them; creating it again is a no-op)."""
+        service = self.service
+        meta = record.meta
+        invite = None if meta.public else service.new_invite()
+        proposal: list[str | None] = [service.new_room_id(), invite, secrets.token_hex(16)]
+        # "rematch-..." is no sha256 hex digest: no client's create_key can reserve it first
+        key = "rematch-" + room.hash_secret(room_id)
+        earlier = await service.store.reserve_create_key(key, json.dumps(proposal).encode())
+        new_id, invite, secret = json.loads(earlier) if earlier is not None else proposal
+        assert isinstance(new_id, str)
+        assert isinstance(secret, str)
+        state = record.game
+        await service.create_room(
+            options=state.options,
+            seats=state.max_seats,
+            public=meta.public,
+            turn_seconds=meta.turn_seconds,
+            room_id=new_id,
+            invite=invite,
+            hints=meta.hints,
+            computer_delay_ms=meta.computer_delay_ms,
+            computers=[(p.computer, p.name) for p in state.players if p.computer is not None],
+            auto_start=True,
+        )
+        return room.Rematch(new_id, invite, secret)
+
     async def authenticate(self, room_id: str, token: str) -> str:
         """The player id holding ``token`` in ``room_id``: ``room_not_found`` if there is no
         such room (SPEC.md 6.6), else ``bad_token``."""
@@ -95,7 +206,7 @@ class Seats:
         player = fields.get(f"t:{token_hash}")
         if player is None or fields.get(f"p:{player}") != token_hash:
             await self.service.view(room_id)  # room_not_found when the room does not exist
-            raise ServiceError("bad_token", "no seat with this token in this room")
+            raise ServiceError(ErrorCode.BAD_TOKEN, "no seat with this token in this room")
         return player
 
     async def claim_seat(
@@ -117,7 +228,7 @@ class Seats:
                 return None
             seated = record.game.player(player_id)
             if seated is None or seated.forfeited:
-                raise ServiceError("bad_token", "this seat was given up")
+                raise ServiceError(ErrorCode.BAD_TOKEN, "this seat was given up")
             record, back, previous = room.claim(record, player_id, conn_id)
             return Change(record, occurred(back, record.game))
 
@@ -129,7 +240,8 @@ class Seats:
         another connection holds the seat by now (or the player is already marked away)."""
 
         def step(cached: Cached) -> Change | None:
-            released = room.release(cached.record, player_id, conn_id, self.service.clock())
+            grace = self.service.settings.absent_turn_seconds
+            released = room.release(cached.record, player_id, conn_id, self.service.clock(), grace)
             if released is None:
                 return None
             record, away = released
@@ -183,7 +295,9 @@ class Seats:
             _require_host_in_lobby(record, host)
             seat = record.game.player(player)
             if seat is None or seat.computer is None:
-                raise ServiceError("invalid_field", f"{player!r} is not a computer in this room")
+                raise ServiceError(
+                    ErrorCode.INVALID_FIELD, f"{player!r} is not a computer in this room"
+                )
             record, events = self.service.apply(room_id, record, [game.Leave(player)])
             record = record.replace(connected=_without(record.connected, player))
             return Change(record, events)
@@ -203,8 +317,23 @@ def _require_host_in_lobby(record: room.RoomRecord, player: str) -> None:
         raise game.GameAlreadyStartedError("computers are seated in the lobby only")
 
 
+_NO_SEAT = frozenset({"room_full", "game_already_started", "game_over", "room_not_found"})
+"""Refusals of a rematch seat that still answer the offer (with the room, without a seat)."""
+
+
+def _check_offer(record: room.RoomRecord, player: str, conn_id: str | None) -> str:
+    """The name of ``player``, who may offer a rematch of this room (else a refusal)."""
+    room.require_owner(record, player, conn_id)
+    seat = record.game.player(player)
+    if seat is None or seat.forfeited:
+        raise ServiceError("not_in_room", "only a player of this game may offer a rematch")
+    if record.game.phase != game.Phase.FINISHED:
+        raise game.WrongPhaseError("a rematch is offered once the game is over")
+    return seat.name
+
+
 def _invite_required() -> ServiceError:
-    return ServiceError("invite_required", "this room is private: a valid invite is needed")
+    return ServiceError(ErrorCode.INVITE_REQUIRED, "this room is private: a valid invite is needed")
 
 
 def revoked(fields: dict[str, str], player: str) -> dict[str, str]:

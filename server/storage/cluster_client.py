@@ -16,12 +16,17 @@ reloads only point the parser at the new default node (used for ``COMMAND GETKEY
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 __all__ = ["cluster_client"]
+
+#: PRIVATE API: this module relies on internals of redis-py's Cluster client (its command-table
+#: parser), checked against these versions; tests/test_private_api.py fails when an installed
+#: version differs: re-read this module against the new version, then update the pin.
+PRIVATE_API: Final = {"redis": "8.1.0"}
 
 
 class _CommandTableOnce(AsyncCommandsParser):

@@ -24,11 +24,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
-from typing import Any
+from typing import Any, Final
 
 import redis.exceptions as rex
 
 __all__ = ["ScriptPipe", "pack"]
+
+#: PRIVATE API: this module relies on internals of redis-py's asyncio Connection (its stream writer
+#: and response reader), checked against these versions; tests/test_private_api.py fails when an
+#: installed version differs: re-read this module against the new version, then update the pin.
+PRIVATE_API: Final = {"redis": "8.1.0"}
 
 _RETRY_PAUSE = 0.05  # seconds before the one retry on a new connection
 

@@ -1,27 +1,6 @@
-"""The room store: a small interface, and its Redis implementation (the source of truth).
-
-Keys of one room share the hash tag ``{room:<id>}``, so one room lives in one Cluster slot and
-one script may touch all of them::
-
-    <prefix>{room:<id>}:room       hash    version, seq, record (see :mod:`server.domain.room`)
-    <prefix>{room:<id>}:log        stream  the event log; entry id ``0-<seq>``, field ``e``: the
-                                           event, encoded once as MessagePack
-    <prefix>{room:<id>}:seats      hash    seat metadata (sha256 of seat tokens, player ids)
-    <prefix>{room:<id>}:results    hash    command key -> ``<seq>|<result>`` (idempotency)
-    <prefix>{room:<id>}:resorder   list    insertion order of ``results``, to cap it
-    <prefix>{room:<id>}:spectators zset    spectator connection -> lease expiry (ms)
-
-Global data is spread over ``buckets`` buckets, each under its own hash tag ``{g<k>}``; a room
-belongs to bucket ``crc32(room id) % buckets``. On a Cluster the buckets land on different
-nodes, so no single key is a hot spot, and each command touches one slot; the lobby, the due
-deadlines and the expired leases are read bucket by bucket, and a bucket whose master is failing
-over is skipped until its replica took over (the others are still served)::
-
-    <prefix>{g<k>}:rooms           zset    room index, scored by the room's expiry time (ms)
-    <prefix>{g<k>}:rooms:info      hash    room id -> summary JSON (status, players, ...)
-    <prefix>{g<k>}:deadlines       zset    room id -> its next deadline (ms)
-    <prefix>{g<k>}:presence        zset    ``<room>|<player>|<connection>`` -> lease expiry (ms)
-    <prefix>{ck:<hash>}            string  a ``create_key``'s room (1 hour)
+"""The room store on Redis and Redis Cluster (the source of truth): :class:`RedisStore`
+implements :class:`~server.storage.interface.Store`; the keys it uses are in
+:mod:`server.storage.keys`.
 
 Every change of a room is one call of ``transition.lua``: idempotency check, version check,
 seat changes, log append, record write, TTLs, and the sharded publication (``SPUBLISH`` on
@@ -31,8 +10,7 @@ change (a new turn with a timer, a join, the game's end), never on a plain roll 
 
 When replicas must confirm a transition (on a Cluster by default, see :class:`RedisStore`), the
 script runs with ``WAIT`` on the same connection (:mod:`server.storage.replicas`) and does not
-publish:
-the store publishes the events once a replica confirmed them.
+publish: the store publishes the events once a replica confirmed them.
 """
 
 from __future__ import annotations
@@ -40,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +36,7 @@ from server.storage.interface import (
     parse_cached,
     parse_lease,
 )
+from server.storage.keys import RoomKeys, room_keys
 from server.storage.pipe import ScriptPipe
 from server.storage.replicas import ReplicaWait
 
@@ -78,81 +56,13 @@ __all__ = [
 log = logging.getLogger("yahtzee.store")
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # a client method's name, args, kwargs
 
-_TRANSITION = (Path(__file__).parent / "transition.lua").read_text(encoding="utf-8")
 
-# Claim a due deadline: push it `lease` ms into the future, so that one process works on it
-# while a crashed claimer's entry comes back after the lease. The room's compare-and-set makes
-# the firing itself exactly-once.
-_CLAIM_DEADLINE = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) <= tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
-  return 1
-end
-return 0
-"""
-
-# Claim an expired lease: remove it only if it is still expired (not renewed meanwhile).
-_CLAIM_LEASE = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) <= tonumber(ARGV[2]) then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-  return 1
-end
-return 0
-"""
+def _lua(name: str) -> str:
+    """The script in this package's ``<name>.lua`` (every Lua script of the store is a file)."""
+    return (Path(__file__).parent / f"{name}.lua").read_text(encoding="utf-8")
 
 
-# A room's lobby entry: its expiry in the bucket's index, its summary beside it (one slot).
-_INDEX_PUT = """
-redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-"""
-
-
-# The idempotency cache's entry for ARGV[1], written again when present: the write makes the
-# WAIT that follows on the same connection cover the first execution's writes too.
-_CACHED_RESULT = """
-local cached = redis.call('HGET', KEYS[1], ARGV[1])
-if cached then
-  redis.call('HSET', KEYS[1], ARGV[1], cached)
-end
-return cached
-"""
-
-
-# Add (ARGV[2] = lease expiry) or drop (ARGV[2] = "") a spectator connection, prune expired
-# ones, count them; one key, atomic. (A script rather than MULTI: redis-py's asyncio Cluster
-# runs a transaction's commands on a thread of their own, blocking the event loop.)
-_SPECTATORS = """
-if ARGV[1] ~= '' then
-  if ARGV[2] ~= '' then
-    redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
-  else
-    redis.call('ZREM', KEYS[1], ARGV[1])
-  end
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[3]))
-local n = redis.call('ZCARD', KEYS[1])
-if tonumber(ARGV[4]) > 0 then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
-end
-return n
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class RoomKeys:
-    room: str
-    log: str
-    seats: str
-    results: str
-    resorder: str
-    spectators: str
-    channel: str
-
-    def transition(self) -> list[str]:
-        return [self.room, self.log, self.seats, self.results, self.resorder]
+_TRANSITION = _lua("transition")
 
 
 @fault_boundary
@@ -181,25 +91,16 @@ class RedisStore:
         self._transition = redis.register_script(_TRANSITION)
         # the hot path: transitions pipelined on a connection of their own (single Redis)
         self._pipe = None if self.replicas.cluster else ScriptPipe(redis, self._transition)
-        self._cached_result = redis.register_script(_CACHED_RESULT)
-        self._index_put = redis.register_script(_INDEX_PUT)
-        self._claim_deadline = redis.register_script(_CLAIM_DEADLINE)
-        self._claim_lease = redis.register_script(_CLAIM_LEASE)
-        self._spectators = redis.register_script(_SPECTATORS)
+        self._cached_result = redis.register_script(_lua("cached_result"))
+        self._index_put = redis.register_script(_lua("index_put"))
+        self._claim_deadline = redis.register_script(_lua("claim_deadline"))
+        self._claim_lease = redis.register_script(_lua("claim_lease"))
+        self._spectators = redis.register_script(_lua("spectators"))
 
     # -- key names ------------------------------------------------------------------------------
 
     def keys(self, room_id: str) -> RoomKeys:
-        base = f"{self.prefix}{{room:{room_id}}}"
-        return RoomKeys(
-            room=f"{base}:room",
-            log=f"{base}:log",
-            seats=f"{base}:seats",
-            results=f"{base}:results",
-            resorder=f"{base}:resorder",
-            spectators=f"{base}:spectators",
-            channel=f"{base}:events",
-        )
+        return room_keys(self.prefix, room_id)
 
     def channel(self, room_id: str) -> str:
         """The room's sharded pub/sub channel (in the room's slot)."""
@@ -444,7 +345,7 @@ class RedisStore:
 
     async def publish_kick(self, room_id: str, conn_id: str) -> None:
         """Tell every process serving the room that ``conn_id`` no longer holds its seat."""
-        await self.redis.spublish(self.channel(room_id), b"kick " + conn_id.encode())
+        await self.redis.spublish(self.channel(room_id), wire.encode_kick(conn_id))
 
 
 def _answered(name: str, replies: list[Any], per_bucket: int) -> list[Any]:

@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Final
 
 import redis.exceptions
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
 
 __all__ = ["ReplicaWait"]
+
+#: PRIVATE API: this module relies on internals of redis-py's Cluster client (its nodes manager and
+#: slot cache), checked against these versions; tests/test_private_api.py fails when an installed
+#: version differs: re-read this module against the new version, then update the pin.
+PRIVATE_API: Final = {"redis": "8.1.0"}
 
 log = logging.getLogger("yahtzee.store")
 

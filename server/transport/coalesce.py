@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -62,6 +62,12 @@ __all__ = [
     "SendBuiltNowait",
     "SendNowait",
 ]
+
+#: PRIVATE API: this module relies on internals of uvicorn's sans-I/O WebSocket protocol (its
+#: queue, flow-control flag, transport and websockets connection), checked against these versions;
+#: tests/test_private_api.py fails when an installed version differs: re-read this module against
+#: the new version, then update the pin.
+PRIVATE_API: Final = {"uvicorn": "0.54.0", "websockets": "17.4"}
 
 SEND_NOWAIT = "yahtzee.send_nowait"
 """The scope extension: ``scope["extensions"][SEND_NOWAIT](frame) -> bool``."""

@@ -10,7 +10,6 @@ a command retried on the same connection gets the same answer without running ag
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ import protocol.messages as pm
 from protocol.codec import decode_client
 from protocol.errors import DecodeError, ErrorCode
 from protocol.transport import CloseCode, Encoding
+from server.ops.retry import LRU
 
 __all__ = ["Answer", "Close", "Connection", "Limits", "Refuse", "TokenBucket"]
 
@@ -55,9 +55,12 @@ class Limits:
     max_frame_bytes: int
     rate_per_second: float
     burst: int
-    #: bytes of frames per second a connection may send, and how many it may save up
-    bytes_per_second: int = 65_536
-    bytes_burst: int = 262_144
+    #: bytes of frames per second a connection may send, and how many it may save up: a
+    #: player's frames are tens of bytes, and what decoding a frame costs grows with its bytes
+    #: (a 16 KiB frame of nested empty arrays takes ~4 ms of CPU), so the budget bounds the
+    #: CPU one connection can take (tests/faults/test_fuzz_e2e.py measures it)
+    bytes_per_second: int = 16_384
+    bytes_burst: int = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +107,7 @@ class Connection:
         self._clock = clock
         self._messages: TokenBucket | None = None
         self._bytes: TokenBucket | None = None
-        self._answers: OrderedDict[str, bytes | str] | None = None
+        self._answers: LRU[str, bytes | str] | None = None
         self._refused_in_a_row = 0
 
     def receive(self, frame: bytes | str) -> Incoming:
@@ -144,10 +147,8 @@ class Connection:
         """Keep a command's answer for a retry on this connection."""
         answers = self._answers
         if answers is None:
-            answers = self._answers = OrderedDict()
-        answers[command_id] = frame
-        while len(answers) > _ANSWER_CACHE:
-            answers.popitem(last=False)
+            answers = self._answers = LRU(_ANSWER_CACHE)
+        answers.put(command_id, frame)
 
 
 def _rate_limited(command_id: str | None) -> Refuse:

@@ -18,13 +18,19 @@ asks the connections to finish, whichever signal (SIGINT, SIGTERM) started the s
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from server.settings import Settings
 
 __all__ = ["ON_SHUTDOWN", "GuardedH11Protocol", "GuardedProtocol"]
+
+#: PRIVATE API: this module relies on internals of uvicorn's HTTP protocols (the current request
+#: cycle and the keep-alive timer), checked against these versions; tests/test_private_api.py fails
+#: when an installed version differs: re-read this module against the new version, then update the
+#: pin.
+PRIVATE_API: Final = {"uvicorn": "0.54.0"}
 
 ON_SHUTDOWN = "on_server_shutdown"
 """The key of the application's shutdown callable in its lifespan state."""

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import protocol.messages as pm
-from protocol.errors import make_error
+from protocol.errors import ErrorCode, make_error
 from server import game
 from server.boundary import translate
 from server.domain import room
+from server.domain.refusals import RefusalError
 from server.fanout.feed import Sink, Subscription
 from server.service.rooms import Cached, ServiceError, UnavailableError
 from server.storage.redis_store import TRANSIENT_ERRORS
@@ -79,9 +80,10 @@ async def handle(ctx: Context, command: pm.ClientMessage) -> Handled:
         return await _HANDLERS[type(command)](ctx, command)
     except room.SeatTakenError as exc:  # another connection took the seat back
         return Handled(_error(ctx, exc.code, command.id, str(exc)), leave=True, close=1000)
-    except (game.GameError, room.RoomError, ServiceError) as exc:
-        message = exc.message if isinstance(exc, room.RoomError | ServiceError) else str(exc)
-        return Handled(_error(ctx, translate.error_code(exc.code), command.id, message))
+    except RefusalError as exc:
+        return Handled(_error(ctx, exc.code, command.id, exc.message))
+    except game.GameError as exc:
+        return Handled(_error(ctx, translate.error_code(exc.code), command.id, str(exc)))
     except TRANSIENT_ERRORS as exc:
         return Handled(_error(ctx, "unavailable", command.id, UnavailableError(str(exc)).message))
 
@@ -105,21 +107,23 @@ def _ack(ctx: Context, command: pm.ClientMessage, result: pm.AckResult | None = 
 
 def _require_free(ctx: Context) -> None:
     if ctx.member is not None:
-        raise ServiceError("already_in_room", "leave this room first")
+        raise ServiceError(ErrorCode.ALREADY_IN_ROOM, "leave this room first")
 
 
 def _require_player(ctx: Context) -> tuple[str, str]:
     member = ctx.member
     if member is None:
-        raise ServiceError("not_in_room", "join or spectate a room first")
+        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
     if member.role != "player" or member.player is None:
-        raise ServiceError("spectator_cannot_act", "spectators can only watch")
+        raise ServiceError(ErrorCode.SPECTATOR_CANNOT_ACT, "spectators can only watch")
     return member.room, member.player
 
 
 def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
     if not room.invite_matches(record, invite):
-        raise ServiceError("invite_required", "this room is private: a valid invite is needed")
+        raise ServiceError(
+            ErrorCode.INVITE_REQUIRED, "this room is private: a valid invite is needed"
+        )
 
 
 # -- lobby ----------------------------------------------------------------------------------------
@@ -137,16 +141,22 @@ LOBBY_CACHE_MS = 1000
 
 
 async def public_rooms(rt: Runtime, limit: int) -> list[pm.RoomSummary]:
-    """Public rooms of the lobby index, most recently active first. The list is read at most
-    once a second per process (and again at once after this process changed an entry): a
-    flood of listings costs Redis nothing more."""
+    """Public rooms of the lobby index, most recently active first, without ghost rooms (a
+    lobby whose people are all away past the absent grace, ``room.ghost_at``). The list is
+    read at most once a second per process (and again at once after this process changed an
+    entry): a flood of listings costs Redis nothing more."""
     now, writes = rt.service.clock(), rt.service.index_writes
     cached = rt.lobby_cache
     if cached is None or now - cached[0] >= LOBBY_CACHE_MS or cached[1] != writes:
-        raw = await rt.store.index_list(now, 1000)
-        rooms = [translate.room_summary(json.loads(s)) for s in raw]
-        cached = rt.lobby_cache = (now, writes, [r for r in rooms if r.public])
+        raw = [json.loads(s) for s in await rt.store.index_list(now, 1000)]
+        live = [s for s in raw if s.get("public") and not _ghost(s, now)]
+        cached = rt.lobby_cache = (now, writes, [translate.room_summary(s) for s in live])
     return cached[2][:limit]
+
+
+def _ghost(summary: dict[str, object], now: int) -> bool:
+    ghost_at = summary.get("ghost_at")
+    return isinstance(ghost_at, int) and ghost_at <= now
 
 
 async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -158,7 +168,8 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.GetRoom)
     current = await ctx.rt.service.view(command.room)
     _check_invite(current.record, command.invite_code)
-    summary = translate.room_summary(room.summary(command.room, current.record))
+    grace = ctx.rt.settings.absent_turn_seconds
+    summary = translate.room_summary(room.summary(command.room, current.record, grace))
     return _ack(ctx, command, pm.GetRoomResult(room=summary))
 
 
@@ -188,10 +199,10 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
             if await ctx.rt.store.load(room_id) is not None:
                 return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
     if not _creation_allowed(ctx):
-        raise ServiceError("rate_limited", "room creation quota used up: wait a minute")
+        raise ServiceError(ErrorCode.RATE_LIMITED, "room creation quota used up: wait a minute")
     options = translate.engine_options(command.options)
     if len(command.computers) >= command.seats:
-        raise ServiceError("invalid_field", "leave at least one seat for a person")
+        raise ServiceError(ErrorCode.INVALID_FIELD, "leave at least one seat for a person")
     if command.computers:
         ctx.rt.upkeep.advisor.prepare(options)  # loaded by the time the game starts
     room_id, invite = await service.create_room(
@@ -204,6 +215,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         hints=command.hints,
         computer_delay_ms=command.computer_delay_ms,
         computers=[(c.level.value, c.name) for c in command.computers],
+        auto_start=command.auto_start,
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 
@@ -219,7 +231,8 @@ async def _attach(
     there (``True``: resumed), else a snapshot of ``at`` and the events after it."""
     resumed = last_seq is not None and last_seq <= at.seq
     if last_seq is None or not resumed:
-        ctx.send(translate.snapshot(room_id, at.seq, at.record))
+        grace = ctx.rt.settings.absent_turn_seconds
+        ctx.send(translate.snapshot(room_id, at.seq, at.record, grace))
         after = at.seq
     else:
         after = last_seq
@@ -289,7 +302,7 @@ async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
 async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
     member = ctx.member
     if member is None:
-        raise ServiceError("not_in_room", "join or spectate a room first")
+        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
     seq = room_seq(ctx)
     if member.role == "player" and member.player is not None:
         key = f"{member.player}:{command.id}"
@@ -330,19 +343,37 @@ async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
     """The advisor's best options for the player on turn (any member of a room with hints)."""
     member = ctx.member
     if member is None:
-        raise ServiceError("not_in_room", "join or spectate a room first")
+        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
     current = await ctx.rt.service.view(member.room)
     record = current.record
     if not record.meta.hints:
-        raise ServiceError("hints_disabled", "this room was created without hints")
+        raise ServiceError(ErrorCode.HINTS_DISABLED, "this room was created without hints")
     if game.current_player(record.game) is None:
         raise game.WrongPhaseError("hints are given during a turn")
     table = await ctx.rt.upkeep.advisor.ready(record.game.options, TABLE_WAIT_SECONDS)
     if table is None:
-        raise ServiceError("unavailable", "the advisor is still building its strategy table")
+        raise ServiceError(
+            ErrorCode.UNAVAILABLE, "the advisor is still building its strategy table"
+        )
     advice = computers.hint(table, record.game)
     assert advice is not None  # a turn is in progress
     return _ack(ctx, command, translate.hint_result(advice), seq=current.seq)
+
+
+async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """A rematch of the finished game: the rematch room (created by the first offer) and the
+    sender's seat there; the connection stays where it is (SPEC 6.19)."""
+    room_id, player = _require_player(ctx)
+    out = await ctx.rt.seats.offer_rematch(room_id, player, ctx.conn_id)
+    cached = ctx.rt.service.cached(room_id)
+    if cached is not None and cached.record.game.players:
+        ctx.rt.upkeep.advisor.prepare(cached.record.game.options)  # for its computers
+    r = out.result
+    result = pm.OfferRematchResult(
+        room=r["room"], invite_code=r["invite_code"], player=r["player"], seat=r["seat"],
+        token=r["token"],
+    )  # fmt: skip
+    return Handled(pm.make_ack(command, result, seq=out.seq))
 
 
 # -- play -----------------------------------------------------------------------------------------
@@ -376,4 +407,5 @@ _HANDLERS: dict[type[pm.ClientMessage], Handler] = {
     pm.AddComputer: _add_computer,
     pm.RemoveComputer: _remove_computer,
     pm.Hint: _hint,
+    pm.OfferRematch: _offer_rematch,
 }

@@ -23,6 +23,7 @@ from protocol.codec import decode_server
 from protocol.transport import Encoding
 from server.boundary import translate
 from server.domain import room
+from server.ops.retry import LRU
 from server.service.rooms import Cached, ServiceError
 from server.strategy import computers
 from server.transport.handlers import TABLE_WAIT_SECONDS, public_rooms
@@ -171,7 +172,9 @@ async def get_room(request: Request) -> Response:
     current = await _visible(request)
     if isinstance(current, Response):
         return current
-    return _json(translate.snapshot(request.path_params["room_id"], current.seq, current.record))
+    grace = runtime_of(request).settings.absent_turn_seconds
+    room_id = request.path_params["room_id"]
+    return _json(translate.snapshot(room_id, current.seq, current.record, grace))
 
 
 class _BadParamError(ValueError):
@@ -211,7 +214,7 @@ async def room_events(request: Request) -> Response:
 
 
 ANALYSES_KEPT = 64
-_analyses: collections.OrderedDict[tuple[str, int], bytes] = collections.OrderedDict()
+_analyses: LRU[tuple[str, int], bytes] = LRU(ANALYSES_KEPT)
 
 
 async def room_analysis(request: Request) -> Response:
@@ -236,7 +239,5 @@ async def room_analysis(request: Request) -> Response:
         review = await asyncio.to_thread(computers.analyse, table, events)
         seq = entries[-1][0] if entries else 0
         body = msgspec.json.encode(translate.game_analysis(room_id, seq, current.record, review))
-        _analyses[key] = body
-        while len(_analyses) > ANALYSES_KEPT:
-            _analyses.popitem(last=False)
+        _analyses.put(key, body)
     return Response(body, media_type="application/json")

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import importlib.metadata
 import resource
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,6 +15,7 @@ from protocol.transport import CloseCode
 from server.fanout.feed import Feed
 from server.ops.embedded_redis import EmbeddedRedis
 from server.ops.metrics import Metrics
+from server.ops.retry import LRU
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -95,7 +95,7 @@ class Runtime:
     draining: bool = False
     connections: dict[str, Connected] = field(default_factory=dict)
     per_address: dict[str, int] = field(default_factory=dict)
-    room_quotas: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
+    room_quotas: LRU[str, TokenBucket] = field(default_factory=lambda: LRU(10_000))
     #: the public lobby as last read (ms, index writes, rooms), see ``handlers.public_rooms``
     lobby_cache: tuple[int, int, list[Any]] | None = None
     #: long-lived connections this process holds (:meth:`admit`), and the most it may hold
@@ -130,13 +130,11 @@ class Runtime:
 
     def room_quota(self, address: str) -> TokenBucket:
         """The room-creation bucket of one client address (the 10,000 most recent kept)."""
-        bucket = self.room_quotas.get(address)
+        bucket = self.room_quotas.touch(address)
         if bucket is None:
             rate = self.settings.rooms_per_minute_per_address / 60
-            bucket = self.room_quotas[address] = TokenBucket(rate, 60)
-            if len(self.room_quotas) > 10_000:
-                self.room_quotas.popitem(last=False)
-        self.room_quotas.move_to_end(address)
+            bucket = TokenBucket(rate, 60)
+            self.room_quotas.put(address, bucket)
         return bucket
 
     @property

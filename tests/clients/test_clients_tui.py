@@ -15,7 +15,7 @@ from clients_live import LiveServer
 from test_clients_model import lobby_snapshot
 from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, RichLog, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, RichLog, Select, Static
 
 from clients.bot import BotConfig, run_bots
 from clients.client import Client
@@ -28,6 +28,7 @@ from clients.tui import (
     PlayApp,
     TableScreen,
     WatchApp,
+    analysis_text,
     describe,
     score_cell,
 )
@@ -40,6 +41,7 @@ from protocol import (
     Phase,
     PlayerJoined,
     PreviewEntry,
+    RematchOffered,
     Rolled,
     RoomOptions,
     RoomStatus,
@@ -443,3 +445,160 @@ def test_a_computer_and_the_bonus_take_are_described() -> None:
     line = describe(model, taken)
     assert line is not None
     assert line.plain == "Ann took the +100 bonus"
+
+
+def test_a_rematch_offer_is_described_and_kept_by_the_model() -> None:
+    model, ann = rolled_model()
+    offer = RematchOffered(room="r1", seq=5, player=ann, rematch_room="r2", invite_code="c0de")
+    line = describe(model, offer)
+    assert line is not None
+    assert line.plain == "Ann offers a rematch: press m to play again"
+    model.apply(offer)
+    assert (model.rematch_room, model.rematch_invite) == ("r2", "c0de")
+
+
+def test_the_analysis_in_words() -> None:
+    review = {"turn": 2, "roll": 1, "kind": "keep", "chosen_keep": [1, 2, 4, 4, 5],
+              "best_keep": [4, 4], "chosen_box": None, "best_box": None, "loss": 12.04}  # fmt: skip
+    boxed = {**review, "kind": "box", "roll": 3, "chosen_box": "chance",
+             "best_box": "full_house", "loss": 3.5}  # fmt: skip
+    text = analysis_text(
+        {
+            "players": [
+                {
+                    "name": "Ann",
+                    "computer": None,
+                    "decisions": [review, boxed],
+                    "total_loss": 15.54,
+                    "mean_loss": 7.77,
+                }
+            ]
+        }
+    ).plain
+    assert "Ann: 15.5 lost in 2 decisions (7.77 each)" in text
+    assert "Ann, turn 2, roll 1: kept all five (scored now), best 4 4 (-12.0)" in text
+    assert "Ann, turn 2, roll 3: scored Chance, best Full House (-3.5)" in text
+
+
+async def play_out(client: Client) -> None:
+    """Play a solo game through the library (roll once, the best allowed box) to its end."""
+    await client.start()
+    while True:
+        model = await client.wait_for(
+            lambda m: m.status is RoomStatus.FINISHED or m.phase is Phase.AWAITING_ROLL
+        )
+        if model.status is RoomStatus.FINISHED:
+            return
+        await client.roll()
+        best = max((e for e in client.model.preview if e.allowed), key=lambda e: e.points)  # type: ignore[union-attr]
+        await client.score(best.box)
+
+
+async def test_after_game_over_the_analysis_and_a_rematch_key(computer_server: LiveServer) -> None:
+    async with Client(computer_server.ws) as host:
+        created = await host.create_room(seats=1, first_player="seat_order", public=False)
+    app = PlayApp(
+        computer_server.ws, name="Gwen", room=created.room, invite_code=created.invite_code
+    )
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        table = app.screen
+        assert isinstance(table, TableScreen)
+        client = app.client
+        await play_out(client)
+        standings = table.query_one("#standings", Static)
+        await until(pilot, lambda: "Final standings" in text_of(standings), "standings")
+        assert "Press m for a rematch" in text_of(standings)
+        analysis = table.query_one("#analysis", Static)
+        await until(pilot, lambda: "expected points lost" in text_of(analysis), "the analysis")
+        assert "Gwen: " in text_of(analysis)
+        assert " decisions (" in text_of(analysis)
+        ARTIFACTS.mkdir(exist_ok=True)
+        app.save_screenshot("tui-game-over.svg", str(ARTIFACTS))
+        await pilot.press("m")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, TableScreen) and app.screen.room != created.room,
+            "the rematch table",
+        )
+        rematch = app.screen
+        assert isinstance(rematch, TableScreen)
+        assert rematch.invite_code is not None  # private like the first room
+        assert rematch.invite_code != created.invite_code
+        # one seat: taking it started the rematch by itself (auto_start)
+        await until(
+            pilot,
+            lambda: (
+                client.model is not None
+                and client.model.room == rematch.room
+                and client.model.status is RoomStatus.PLAYING
+            ),
+            "the rematch, started",
+        )
+        assert client.model.auto_start is True  # type: ignore[union-attr]
+        assert client.player is not None
+        me = client.model.player(client.player)  # type: ignore[union-attr]
+        assert me is not None
+        assert (me.name, me.connected) == ("Gwen", True)
+
+
+async def test_watch_fits_eight_players_in_110_columns(live_server: LiveServer) -> None:
+    names = ["Ann", "Bartholomew-Maximilian", "Cy", "Dora", "Ezekiel", "Fay", "Gus", "Hildegard"]
+    clients = [Client(live_server.ws) for _ in names]
+    try:
+        for c in clients:
+            await c.connect()
+        created = await clients[0].create_room(seats=8)
+        for c, name in zip(clients, names, strict=True):
+            await c.join(created.room, name)
+        app = WatchApp(live_server.ws, room=created.room)
+        async with app.run_test(size=(110, 50)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+            await until(
+                pilot,
+                lambda: app.client.model is not None and len(app.client.model.players) == 8,
+                "eight players",
+            )
+            await pilot.pause()
+            table = app.screen
+            scorecard = table.query_one("#scorecard", DataTable)
+            titles = [str(column.label) for column in scorecard.columns.values()][1:]
+            assert len(titles) == 8
+            for title, name in zip(titles, names, strict=True):
+                assert title[:3] == name[:3], titles  # each column says whose it is
+            assert scorecard.virtual_size.width <= scorecard.size.width  # no sideways scroll
+            assert scorecard.region.right <= 110
+            ARTIFACTS.mkdir(exist_ok=True)
+            app.save_screenshot("tui-watch-8.svg", str(ARTIFACTS))
+    finally:
+        for c in clients:
+            await c.close()
+
+
+async def test_the_create_form_offers_computers_hints_and_variants(
+    computer_server: LiveServer,
+) -> None:
+    app = PlayApp(computer_server.ws, name="Vic")
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        lobby = app.screen
+        lobby.query_one("#seats", Input).value = "3"
+        lobby.query_one("#computers", Input).value = "2"
+        lobby.query_one("#level", Select).value = "easy"
+        lobby.query_one("#hints", Checkbox).value = False
+        lobby.query_one("#upper-first", Checkbox).value = True
+        lobby.query_one("#bonus-turn", Checkbox).value = True
+        await pilot.click("#create")
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        client = app.client
+        await until(
+            pilot,
+            lambda: client.model is not None and len(client.model.players) == 3,
+            "the computers and me",
+        )
+        model = client.model
+        assert model is not None
+        assert [p.computer for p in model.players] == [Level.EASY, Level.EASY, None]
+        assert model.hints is False
+        assert model.options.upper_first.value == "on"
+        assert model.options.bonus_turn.value == "on"

@@ -39,7 +39,8 @@ def start_servers(fault_redis: RedisProcess, tmp_path: Path) -> Iterator[StartSe
                     "REDIS_PREFIX": "yzf:",
                     "PYTHONPATH": str(ROOT),
                     "YAHTZEE_LOG_LEVEL": "warning",
-                    # not under test here: the abuse limits (tests/server/test_abuse_e2e.py)
+                    # not under test here: the abuse limits
+                    # (tests/server/transport/test_abuse_e2e.py)
                     "YAHTZEE_MAX_PER_ADDRESS": "100000",
                     "YAHTZEE_ROOMS_PER_MINUTE": "1000000000",
                     "YAHTZEE_ROOMS_PER_MINUTE_PER_ADDRESS": "100000",

@@ -105,13 +105,33 @@ def frame(kind: str, encoding: Encoding, rng: random.Random) -> str | bytes:
         )
         data = b"\x81\xa4type" + header + b"\x00" * rng.randint(0, 20)
         return data.decode("latin-1") if text else data
+    if kind == "worst":  # a valid command padded to the limit with nested empty arrays: the
+        # most structure a frame the limits admit can carry (every byte a container)
+        return _worst(encoding)
     # wrong_frame: a valid command in the other WebSocket frame type
     valid = rng.choice(TEXTS)
     return valid.encode() if text else valid
 
 
+def _worst(encoding: Encoding) -> str | bytes:
+    chain_depth = 14  # with the map and the pad array: 16 levels, the deepest admitted
+    if encoding is Encoding.JSON:
+        chain = "[" * chain_depth + "]" * chain_depth
+        count = (LIMIT - 64) // (len(chain) + 1)
+        return '{"type":"ping","id":"w","pad":[' + ",".join([chain] * count) + "]}"
+    chain = b"\x91" * (chain_depth - 1) + b"\x90"
+    count = (LIMIT - 64) // len(chain)
+    head = b"\x83\xa4type\xa4ping\xa2id\xa1w\xa3pad\xdc" + count.to_bytes(2, "big")
+    return head + chain * count
+
+
 async def connection(
-    url: str, encoding: Encoding, until: float, rng: random.Random, tally: dict[str, Counter[str]]
+    url: str,
+    encoding: Encoding,
+    until: float,
+    rng: random.Random,
+    tally: dict[str, Counter[str]],
+    kinds: tuple[str, ...] = KINDS,
 ) -> None:
     loop = asyncio.get_running_loop()
     protocol = f"yahtzee.v1.{encoding.value}"
@@ -140,7 +160,7 @@ async def connection(
                 reader = asyncio.create_task(read())
                 try:
                     while loop.time() < until and not reader.done():
-                        kind = rng.choice(KINDS)
+                        kind = rng.choice(kinds)
                         tally["sent"][kind] += 1
                         await ws.send(frame(kind, encoding, rng))
                         await asyncio.sleep(0.025)  # the fuzzer's pace
@@ -163,14 +183,18 @@ async def connection(
             await asyncio.sleep(0.1)
 
 
-async def main(url: str, connections: int, seconds: float, seed: int) -> None:
+async def main(
+    url: str, connections: int, seconds: float, seed: int, kinds: tuple[str, ...] = KINDS
+) -> None:
     tally: dict[str, Counter[str]] = {
         k: Counter() for k in ("sent", "replies", "errors", "closes", "connections")
     }
     until = asyncio.get_running_loop().time() + seconds
     await asyncio.gather(
         *(
-            connection(url, list(Encoding)[i % 2], until, random.Random(seed * 1000 + i), tally)
+            connection(
+                url, list(Encoding)[i % 2], until, random.Random(seed * 1000 + i), tally, kinds
+            )
             for i in range(connections)
         )
     )
@@ -178,4 +202,5 @@ async def main(url: str, connections: int, seconds: float, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])))
+    only = tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 else KINDS  # e.g. "worst"
+    asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), only))

@@ -181,3 +181,54 @@ async def test_fuzzed_frames_on_many_connections_while_honest_games_run(
     assert tally["errors"]  # the fuzz was answered with typed errors, not silence
     assert set(tally["closes"]) <= DOCUMENTED_CLOSES, tally["closes"]
     assert rss_after < rss_before * 1.5 + 40 * 2**20
+
+
+async def test_the_worst_frames_the_limits_admit_on_eight_connections(
+    start_servers: StartServers, official_table: Table
+) -> None:
+    """Eight connections from one address send the costliest frames the limits admit (16 KiB
+    of nested empty arrays around a valid ``ping``, as fast as the byte budget lets them) while
+    honest games run. Asserted: every honest game finishes and passes the checker, no
+    traceback, no ``internal_error``. Printed: the honest p99 without and with them (the goal:
+    at most 2 x) and the server's CPU share."""
+    (server,) = start_servers(1)
+    await honest_games(server, "warm-up (not measured)")
+    cpu_0, started = cpu(server), time.monotonic()
+    baseline = await honest_games(server, "honest games, no hostile frames", rounds(3))
+    cpu_base, seconds_base = cpu(server) - cpu_0, time.monotonic() - started
+    seconds = 20 * max(1.0, SCALE)
+    hostile = await asyncio.create_subprocess_exec(
+        sys.executable, str(FUZZER), server.ws, "8", str(seconds), "7", "worst",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    started, cpu_1 = time.monotonic(), cpu(server)
+    try:
+        attacked = await honest_games(
+            server, "honest games, 8 worst-frame connections", lambda: hostile.returncode is None
+        )
+        async with asyncio.timeout(seconds + 60):
+            out, _ = await hostile.communicate()
+    finally:
+        if hostile.returncode is None:
+            hostile.kill()
+            await hostile.wait()
+    tally = json.loads(out)
+    cpu_attacked, seconds_attacked = cpu(server) - cpu_1, time.monotonic() - started
+    p99_base = percentile(baseline.latencies, 99)
+    p99_attacked = percentile(attacked.latencies, 99)
+    record(
+        "worst frames summary",
+        attacked,
+        [],
+        worst_frames_sent=tally["sent"].get("worst", 0),
+        replies=tally["replies"],
+        errors=tally["errors"],
+        honest_p99_ms_alone=round(p99_base * 1000, 1),
+        honest_p99_ms_attacked=round(p99_attacked * 1000, 1),
+        p99_ratio=round(p99_attacked / p99_base, 2),
+        server_cpu_share_alone=round(cpu_base / seconds_base, 2),
+        server_cpu_share_attacked=round(cpu_attacked / seconds_attacked, 2),
+    )
+    assert tally["sent"].get("worst", 0) > 8
+    assert "internal_error" not in tally["errors"]
+    assert tracebacks([server.log_path]) == 0

@@ -106,6 +106,7 @@ def test_encode_writes_defaults_and_nested_objects() -> None:
         "computers": [],
         "hints": True,
         "computer_delay_ms": None,
+        "auto_start": False,
     }
 
 

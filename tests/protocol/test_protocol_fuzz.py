@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import struct
-import time
 from typing import Any
 
 import msgpack
@@ -64,10 +63,10 @@ def _outcome(frame: str | bytes, encoding: Encoding, **kwargs: Any) -> Message |
 
 
 def _refused(frame: str | bytes, encoding: Encoding, **kwargs: Any) -> DecodeError:
-    started = time.perf_counter()
+    # (what a frame costs is measured by the abuse benchmark, not timed here: a timed unit test
+    # fails on a busy machine)
     with pytest.raises(DecodeError) as caught:
         decode_client(frame, encoding, **kwargs)
-    assert time.perf_counter() - started < 1.0  # generous: a frame is decoded in microseconds
     assert caught.value.code in DECODE_CODES
     return caught.value
 

@@ -11,7 +11,9 @@ import pytest
 from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
 
+import protocol.messages as pm
 from protocol.transport import Encoding
+from server.boundary import wire
 from server.boundary.wire import EncodedEvent
 
 
@@ -45,3 +47,13 @@ def test_the_shared_frame_carries_the_event_in_both_encodings(size: int) -> None
     assert text.data.decode() == event.frame(Encoding.JSON)
     assert msgspec.json.decode(text.data)["pad"] == "\u00e9" * size
     assert event.ws_frame(Encoding.MSGPACK) is event.ws_frame(Encoding.MSGPACK)  # built once
+
+
+def test_a_room_channel_carries_typed_kicks_beside_event_batches() -> None:
+    kick = wire.decode_channel(wire.encode_kick("conn-7"))
+    assert kick == wire.Kick("conn-7")
+    assert wire.decode_channel(b"kick conn-8") == wire.Kick("conn-8")  # an earlier version's
+    batch = wire.encode_batch(wire.encode_events([pm.Spectators(room="r", seq=3, count=1)]))
+    decoded = wire.decode_channel(batch)
+    assert isinstance(decoded, list)
+    assert [e.seq for e in decoded] == [3]

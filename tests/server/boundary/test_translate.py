@@ -8,13 +8,14 @@ import pytest
 
 import protocol.messages as pm
 from protocol.codec import decode_server, encode_msgpack
-from protocol.errors import ERROR_CODES
+from protocol.errors import ERROR_CODES, ErrorCode
 from protocol.types import Box
 from server import game
 from server.boundary import translate
 from server.domain import room
 from server.domain.events import Occurred, occurred
-from server.service.rooms import ServiceError
+from server.domain.refusals import RefusalError
+from server.service.rooms import ServiceError, UnavailableError
 
 
 @pytest.mark.parametrize("code", sorted(game.ERROR_CODES))
@@ -23,7 +24,7 @@ def test_every_engine_error_code_has_a_protocol_code(code: str) -> None:
 
 
 def test_room_layer_codes_are_protocol_codes() -> None:
-    assert translate.error_code(room.SeatTakenError.code) == "not_in_room"
+    assert translate.error_code(room.SeatTakenError().code) == "not_in_room"
     assert translate.error_code(ServiceError("unavailable", "x").code) == "unavailable"
 
 
@@ -66,13 +67,44 @@ def test_a_game_s_events_are_valid_wire_events_in_order() -> None:
 
 def test_room_events_become_wire_events() -> None:
     state = game.new_game(game.RuleOptions(), 2)
-    happened = occurred([room.PlayerAway("p"), room.PlayerBack("p"), room.SpectatorCount(4)], state)
+    happened = occurred(
+        [
+            room.PlayerAway("p", 1234),
+            room.PlayerBack("p"),
+            room.SpectatorCount(4),
+            room.RematchOffer("p", "r2", None),
+        ],
+        state,
+    )
     events = translate.wire_events("r", happened, None, 5)
     assert [msgspec.structs.asdict(e) for e in events] == [
-        {"room": "r", "seq": 5, "player": "p"},
+        {"room": "r", "seq": 5, "player": "p", "away_deadline_ms": 1234},
         {"room": "r", "seq": 6, "player": "p"},
         {"room": "r", "seq": 7, "count": 4},
+        {"room": "r", "seq": 8, "player": "p", "rematch_room": "r2", "invite_code": None},
     ]
+
+
+def test_a_snapshot_shows_the_away_deadline_the_rematch_and_the_room_settings() -> None:
+    state = game.new_game(game.RuleOptions(), 2)
+    state, _ = game.apply(state, game.Join("p", "Pat"))
+    record = room.new_record(
+        state,
+        public=True,
+        invite_hash=None,
+        turn_seconds=0,
+        now=0,
+        dice_seed="ab" * 32,
+        computer_delay_ms=300,
+        auto_start=True,
+    )
+    released = room.release(record.replace(connected={"p": True}), "p", None, 1_000, 60)
+    assert released is not None
+    record = released[0].replace(rematch=room.Rematch("r2", None, "k"))
+    shown = translate.room_state("r", record, grace_seconds=60)
+    assert (shown.auto_start, shown.computer_delay_ms, shown.rematch_room) == (True, 300, "r2")
+    assert shown.players[0].away_deadline_ms == 61_000
+    assert translate.room_state("r", record).players[0].away_deadline_ms is None  # grace off
 
 
 def _played(commands: list[game.Command], options: game.RuleOptions) -> tuple[
@@ -127,3 +159,12 @@ def test_running_bonus_totals_become_per_event_amounts() -> None:
         for e in engine
         if isinstance(e, game.Scored)
     ]
+
+
+def test_one_refusal_tree_with_protocol_codes() -> None:
+    for refusal in (room.SeatTakenError(), ServiceError("conflict", "x"), UnavailableError("x")):
+        assert isinstance(refusal, RefusalError)
+        assert isinstance(refusal.code, ErrorCode)
+    assert UnavailableError("x").code is ErrorCode.UNAVAILABLE
+    with pytest.raises(ValueError, match="no_such_code"):
+        ServiceError("no_such_code", "a typo in a code fails where it is raised")

@@ -29,6 +29,8 @@ def test_record_round_trips_through_its_stored_form() -> None:
     record = started(lobby("a", "b", turn_seconds=30), now=5_000)
     record = record.replace(spectators=3, seeds={"a": "x"}, draws=7)
     assert room.decode_record(room.encode_record(record)) == record
+    record = record.replace(rematch=room.Rematch("r2", "code", "key"))
+    assert room.decode_record(room.encode_record(record)) == record
 
 
 def test_a_record_of_another_format_is_refused() -> None:
@@ -115,6 +117,39 @@ def test_summary_lists_what_the_lobby_shows() -> None:
     assert (summary["seats"], summary["open_seats"], summary["spectators"]) == (4, 2, 2)
     assert started(record, 1).game.phase != game.Phase.LOBBY
     assert room.summary("r1", started(record, 1))["open_seats"] == 0
+    assert (summary["auto_start"], summary["computer_delay_ms"], summary["ghost_at"]) == (
+        False,
+        0,
+        None,
+    )
+
+
+def test_the_away_deadline_is_the_grace_after_the_disconnection_without_a_timer() -> None:
+    released = room.release(lobby("a", "b"), "a", "c-a", now=2_000, grace_seconds=60)
+    assert released is not None
+    record, events = released
+    assert events == [room.PlayerAway("a", 62_000)]
+    assert room.away_deadline(record, "a", 60) == 62_000
+    assert room.away_deadline(record, "b", 60) is None  # connected
+    assert room.away_deadline(record, "a", 0) is None  # the grace is off
+    timed = room.release(lobby("a", turn_seconds=30), "a", "c-a", now=2_000, grace_seconds=60)
+    assert timed is not None
+    assert timed[1] == [room.PlayerAway("a", None)]  # the turn timer plays for everyone
+
+
+def test_a_lobby_whose_people_are_all_away_past_the_grace_is_a_ghost() -> None:
+    record = lobby("a", "b")
+    assert room.ghost_at(record, 60) is None  # both connected
+    away = room.release(record, "a", "c-a", now=2_000)
+    assert away is not None
+    assert room.ghost_at(away[0], 60) is None  # b is still there
+    gone = room.release(away[0], "b", "c-b", now=5_000)
+    assert gone is not None
+    assert room.ghost_at(gone[0], 60) == 65_000  # the last one to go, plus the grace
+    assert room.summary("r1", gone[0], 60)["ghost_at"] == 65_000
+    assert room.ghost_at(gone[0], 0) is None  # the grace is off
+    assert room.ghost_at(started(gone[0], 6_000), 60) is None  # only lobbies
+    assert room.ghost_at(lobby(), 60) is None  # nobody seated yet: a fresh room
 
 
 def test_a_computer_on_turn_moves_after_the_room_s_delay_and_keeps_its_time() -> None:

@@ -40,3 +40,22 @@ def test_redis_cluster_needs_a_url() -> None:
     assert Settings.from_env({}).redis_cluster is False
     with pytest.raises(ValueError, match="REDIS_URL"):
         Settings.from_env({"REDIS_CLUSTER": "1"})
+
+
+def test_every_kind_of_field_is_read_by_its_type() -> None:
+    s = Settings.from_env(
+        {
+            "YAHTZEE_DEFLATE": "yes",
+            "REDIS_CLUSTER": "0",
+            "YAHTZEE_MIN_REPLICAS": "2",  # int | None
+            "YAHTZEE_REDIS_TIMEOUT": "2.5",
+            "YAHTZEE_LOG_LEVEL": "debug",
+        }
+    )
+    assert (s.per_message_deflate, s.redis_cluster, s.min_replicas) == (True, False, 2)
+    assert (s.redis_timeout_seconds, s.log_level) == (2.5, "debug")
+    assert Settings.from_env({"YAHTZEE_DEFLATE": "off"}).per_message_deflate is False
+    with pytest.raises(ValueError, match="YAHTZEE_DEFLATE"):
+        Settings.from_env({"YAHTZEE_DEFLATE": "maybe"})
+    with pytest.raises(ValueError, match="YAHTZEE_MIN_REPLICAS"):
+        Settings.from_env({"YAHTZEE_MIN_REPLICAS": "two"})

@@ -17,7 +17,7 @@ from protocol import fairdice
 from protocol.codec import decode_server
 from protocol.transport import PROTOCOL_MINOR
 
-VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "v1.0" / "client.json"
+VECTORS = Path(__file__).resolve().parents[3] / "protocol" / "vectors" / "v1.0" / "client.json"
 
 
 def index_of(client: WsClient, predicate: Any) -> int:

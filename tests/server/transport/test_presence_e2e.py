@@ -10,7 +10,7 @@ import time
 
 import redis.asyncio as aioredis
 from gameplay import play_game
-from procs import BOTH_BACKENDS, ServerProcess, StartServer
+from procs import BOTH_BACKENDS, ServerProcess, StartServer, scaled
 from websockets.client import ClientProtocol
 from websockets.frames import Close, Frame, Opcode
 from websockets.typing import Subprotocol
@@ -156,7 +156,7 @@ async def test_heartbeat_timeout_closes_with_1011(start_server: StartServer) -> 
         assert texts[0]["heartbeat_seconds"] == 1
         assert close is not None
         assert close.code == 1011
-        assert time.monotonic() - started <= 2 * 1 + 1.5
+        assert time.monotonic() - started <= scaled(2 * 1 + 1.5)
     finally:
         writer.close()
 
