@@ -64,7 +64,8 @@ __all__ = [
 ]
 
 #: PRIVATE API: this module relies on internals of uvicorn's sans-I/O WebSocket protocol (its
-#: queue, flow-control flag, transport and websockets connection), checked against these versions;
+#: queue, flow-control flag, transport and websockets connection, and its frame handlers
+#: handle_pong, handle_text, handle_bytes and handle_close), checked against these versions;
 #: tests/test_private_api.py fails when an installed version differs: re-read this module against
 #: the new version, then update the pin.
 PRIVATE_API: Final = {"uvicorn": "0.54.0", "websockets": "17.4"}
