@@ -6,10 +6,10 @@ player who follows the room and of the spectator who takes the snapshot, and how
 rolls, holds and scores) and plays them against a real server. The host's connection follows
 the room from its join snapshot through :class:`clients.model.RoomModel` (the client library's
 reducer, SPEC.md 10.7); after the drawn number of turns a spectator's snapshot is compared with
-it. Every frame of either connection also carries every field of its message type, nested
-objects included: absent never stands for null (SPEC.md 4.4), so a field is present in an event
-exactly when it is present in the snapshot (``player_joined.computer`` and
-``players[].computer`` are both null for a person).
+it, and with the HTTP API's snapshot. Every frame of either connection (and the HTTP snapshot)
+also carries every field of its message type, nested objects included: absent never stands
+for null (SPEC.md 4.4), so a field is present in an event exactly when it is present in the
+snapshot (``player_joined.computer`` and ``players[].computer`` are both null for a person).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import dataclasses
 import json
 from typing import Any
 
+import httpx
 import msgpack
 import msgspec
 import pytest
@@ -160,6 +161,18 @@ async def play(server: ServerProcess, plan: dict[str, Any]) -> None:
             e["type"] == "spectators" for e in host.events if e["seq"] > watching["seq"]
         )
         assert model_state(followed) == model_state(snapshot_model)
+        # the HTTP API's snapshot (13.3) carries the same fields and, at the same seq, the same
+        # state
+        async with httpx.AsyncClient() as http:
+            answer = await http.get(
+                f"{server.http}/rooms/{room}", headers={"X-Invite-Code": invite}
+            )
+        assert answer.status_code == 200, answer.text
+        typed = decode_server(answer.text, Encoding.JSON)
+        assert isinstance(typed, pm.Snapshot)
+        assert_complete(answer.json(), typed, "GET /rooms/{id}")
+        if typed.seq == snapshot_model.seq:
+            assert model_state(RoomModel.from_snapshot(typed)) == model_state(snapshot_model)
     finally:
         for client in clients:
             await client.close()
