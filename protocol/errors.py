@@ -65,6 +65,15 @@ class ErrorCode(enum.StrEnum):
     UNAVAILABLE = "unavailable"
     UNSUPPORTED = "unsupported"
     HINTS_DISABLED = "hints_disabled"
+    BAD_PLAYER_TOKEN = "bad_player_token"
+    PLAYER_TOKEN_REVOKED = "player_token_revoked"
+    BAD_JWT = "bad_jwt"
+    JWT_EXPIRED = "jwt_expired"
+    FOREIGN_JWT = "foreign_jwt"
+    NAME_TAKEN = "name_taken"
+    IDENTITY_LINKED = "identity_linked"
+    PLAYER_NOT_FOUND = "player_not_found"
+    GAME_NOT_FOUND = "game_not_found"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -173,6 +182,33 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ),
         ErrorCode.HINTS_DISABLED: _service(
             "The room was created with `hints` false: no advice in this game (v1.2)."
+        ),
+        ErrorCode.BAD_PLAYER_TOKEN: _service(
+            "No remembered player has this player token (v1.3); get one from `POST /players`."
+        ),
+        ErrorCode.PLAYER_TOKEN_REVOKED: _service(
+            "This player token was revoked (v1.3); the player's games stay archived."
+        ),
+        ErrorCode.BAD_JWT: _service(
+            "The JWT is not valid here: bad signature, unknown key, malformed, or this server "
+            "accepts no JWTs (v1.3)."
+        ),
+        ErrorCode.JWT_EXPIRED: _service(
+            "The JWT has expired (v1.3): get a fresh one from the identity provider."
+        ),
+        ErrorCode.FOREIGN_JWT: _service(
+            "The JWT names another issuer or audience than this server's (v1.3)."
+        ),
+        ErrorCode.NAME_TAKEN: _service(
+            "Another remembered player has this name (compared case-insensitively) (v1.3)."
+        ),
+        ErrorCode.IDENTITY_LINKED: _service(
+            "The guest is linked to a JWT already, or the JWT's subject to another player (v1.3)."
+        ),
+        ErrorCode.PLAYER_NOT_FOUND: _service("No remembered player has this id (v1.3)."),
+        ErrorCode.GAME_NOT_FOUND: _service(
+            "No archived game has this id, or it is private and the request is not one of its "
+            "players' (v1.3)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

@@ -12,7 +12,8 @@ Unknown fields are ignored on decoding (``forbid_unknown_fields=False``): that i
 later minor revision add optional fields without breaking old peers.
 
 Optional fields (those with a default) may be absent or, where their type allows ``null``, null
-on the wire; the encoder always writes every field.
+on the wire; the encoder always writes every field, except those whose default is
+``msgspec.UNSET`` (v1.3: ``Hello.player_token``, ``HelloResult.player``), written only when set.
 
 Constructing messages: every class is keyword-only, e.g.
 ``Join(id="c3", room="r-5fK2", name="Ann")``; replies are built with :func:`make_ack`,
@@ -48,7 +49,7 @@ from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Final, TypeAlias, get_args
 
 import msgspec
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
 from protocol.transport import MAX_CLIENT_FRAME_BYTES, Encoding
 from protocol.types import (
@@ -139,6 +140,7 @@ __all__ = [
     "Release",
     "ReleaseResult",
     "RematchOffered",
+    "RememberedPlayer",
     "RemoveComputer",
     "RemoveComputerResult",
     "Result",
@@ -608,8 +610,23 @@ class Result(Object, frozen=True, kw_only=True, tag_field="command"):
     """
 
 
+class RememberedPlayer(Object, frozen=True, kw_only=True):
+    """A remembered player (v1.3): an identity of `POST /players` or of a JWT."""
+
+    player: Annotated[
+        str, Meta(min_length=1, max_length=64, description="The player's id (`/players/{id}`).")
+    ]
+    name: Annotated[str, Meta(min_length=1, max_length=64, description="Display name.")]
+
+
 class HelloResult(Result, frozen=True, kw_only=True, tag="hello"):
-    """Result of `hello`: nothing but the tag."""
+    """Result of `hello`: the tag, and (v1.3) the remembered player a `player_token` named.
+    Absent when no credential was presented (a v1.2 server never writes it)."""
+
+    player: Annotated[
+        RememberedPlayer | UnsetType,
+        Meta(description="v1.3: who `player_token` (or the handshake's Bearer) names."),
+    ] = UNSET
 
 
 class CreateRoomResult(Result, frozen=True, kw_only=True, tag="create_room"):
@@ -780,6 +797,14 @@ class Hello(Command, frozen=True, kw_only=True, tag="hello"):
         Annotated[str, Meta(min_length=1, max_length=64)] | None,
         Meta(description="Client software name/version, for server logs."),
     ] = None
+    player_token: Annotated[
+        Annotated[str, Meta(min_length=1, max_length=4096)] | UnsetType,
+        Meta(
+            description="v1.3: a player token (`POST /players`) or a JWT of the operator's "
+            "identity provider; the seats this connection takes are linked to that player. "
+            "Absent: anonymous (or the handshake's `Authorization: Bearer`)."
+        ),
+    ] = UNSET
 
 
 CreateKey = Annotated[

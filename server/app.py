@@ -42,6 +42,7 @@ from protocol.transport import (
 from server.fanout.feed import ClusterNodes, Feed, SingleNode
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
+from server.players import Players
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -51,6 +52,7 @@ from server.storage.cluster_client import cluster_client
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
 from server.transport import background, http, logs
+from server.transport import players_http as archive_http
 from server.transport.guard import ON_SHUTDOWN
 from server.transport.lobby import Lobby
 from server.transport.runtime import SERVER_FULL, Runtime
@@ -149,6 +151,10 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
         if not await _accept(receive, send, chosen):
             return
         session = Session(scope, receive, send, rt, SUBPROTOCOLS[chosen], address)
+        # A player token or JWT of the handshake (remembered players): kept, not logged;
+        # ignored by a server that keeps no players.
+        if rt.players is not None:
+            session.ctx.credential = archive_http.bearer(_Headers(scope))
         # The handshake's headers were read: what the connection keeps for its lifetime need
         # not hold them (the scope lives as long as the connection's task).
         scope["headers"] = []
@@ -159,6 +165,21 @@ async def websocket_endpoint(rt: Runtime, scope: Scope, receive: Receive, send: 
             rt.connections.pop(session.conn_id, None)
     finally:
         rt.release(address)
+
+
+class _Headers:
+    """The one header lookup :func:`server.transport.players_http.bearer` needs, on raw ASGI
+    headers."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def get(self, name: str) -> str | None:
+        wanted = name.lower().encode()
+        for key, value in self.scope.get("headers") or []:
+            if key.lower() == wanted:
+                return bytes(value).decode("latin-1")
+        return None
 
 
 async def _accept(receive: Receive, send: Send, subprotocol: str) -> bool:
@@ -216,6 +237,7 @@ def routes() -> list[BaseRoute]:
         Route("/rooms/{room_id}", http.get_room, methods=["GET"]),
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
+        *archive_http.routes(),
         # ENDPOINT_PATH (the WebSocket) is served by App itself, before Starlette's routing
     ]
 
@@ -336,6 +358,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
         )
         tasks: list[asyncio.Task[None]] = []
+        players: Players | None = None
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
         try:
             await rt.redis.ping()
@@ -344,6 +367,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             await rt.feed.start()
             _preload_tables(rt)
             tasks = background.start_loops(rt)
+            players = await Players.start(rt)  # the archive and identities (a database)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
             # What start-up made (modules, settings, the runtime) lives as long as the process:
@@ -361,6 +385,8 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=5)
+            if players is not None:
+                await players.stop()
             await rt.upkeep.stop()
             await rt.feed.stop()
             await rt.redis.aclose()

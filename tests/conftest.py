@@ -133,3 +133,14 @@ def official_table(solver_cache: Path) -> Table:
     """The full table of the official rules, built once per session into ``solver_cache``
     (servers started afterwards load it from there in milliseconds)."""
     return table_for(SolverRules(), solver_cache)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_database_by_default() -> Iterator[None]:
+    """Servers the tests start keep no archive unless a test gives them a DATABASE_URL (the
+    tests of tests/players do, on their own PostgreSQL): no embedded PostgreSQL per server."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("YAHTZEE_DATABASE", "off")
+    patch.delenv("DATABASE_URL", raising=False)
+    yield
+    patch.undo()

@@ -101,11 +101,12 @@ def test_no_server_module_imports_a_client() -> None:
 
 
 #: The server's role folders, top to bottom: a module may import its own folder and the folders
-#: below it, never one above. ``app`` and ``cli`` (the composition root) sit above them all;
+#: below it, never one above. ``app``, ``cli``, ``players`` (the players part's wiring) and
+#: ``footprint`` (a measuring tool) compose: they sit above them all;
 #: the pure cores (``game``, ``solver``), ``ops`` and ``settings`` below them all.
 SERVER_LAYERS = ("transport", "service", "fanout", "storage", "boundary", "strategy", "domain")
 SERVER_FOUNDATIONS = frozenset({"game", "solver", "ops", "settings"})
-COMPOSITION_ROOT = frozenset({"app", "cli"})
+COMPOSITION_ROOT = frozenset({"app", "cli", "players", "footprint"})
 
 
 def server_imports(path: Path) -> set[str]:

@@ -206,7 +206,49 @@ def _events_page() -> dict[str, Any]:
     }
 
 
-#: The routes of the HTTP API (SPEC.md section 13): path -> (summary, parameters, responses).
+def _object(*required: str) -> dict[str, Any]:
+    return {"type": "object", "required": list(required)}
+
+
+def _id(description: str) -> dict[str, Any]:
+    return {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string", "minLength": 1},
+    }
+
+
+def _query(
+    name: str, minimum: int, maximum: int | None = None, default: int | None = None
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        schema["maximum"] = maximum
+    if default is not None:
+        schema["default"] = default
+    return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+_BEARER: Final = {
+    "name": "Authorization",
+    "in": "header",
+    "required": False,
+    "description": "`Bearer <player token or JWT>` (13.8).",
+    "schema": {"type": "string"},
+}
+_DATABASE: Final = {"503": _error("`unavailable`: the player database does not answer.")}
+_CREDENTIAL: Final = {
+    "401": _error(
+        "A refused credential: `bad_player_token`, `player_token_revoked`, `bad_jwt`, "
+        "`jwt_expired` or `foreign_jwt`."
+    ),
+    **_DATABASE,
+}
+
+#: The routes of the HTTP API (SPEC.md section 13): ``path`` (a GET) or ``METHOD path`` ->
+#: (summary, parameters, responses).
 HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] = {
     "/rooms": (
         "The public lobby (13.2)",
@@ -307,6 +349,68 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         [],
         {"200": _text("text/plain", "The Prometheus text format.")},
     ),
+    "POST /players": (
+        "A guest player and its player token (13.8, v1.3)",
+        [],
+        {
+            "201": _json(_object("player", "name", "token"), "The guest; the token, this once."),
+            "400": _error("`invalid_name`."),
+            "409": _error("`name_taken`."),
+            "429": _error("`rate_limited`."),
+            **_DATABASE,
+        },
+    ),
+    "/players/me": (
+        "Who the Bearer credential names (13.9, v1.3)",
+        [_BEARER],
+        {"200": _json(_object("player", "name", "linked"), "The player."), **_CREDENTIAL},
+    ),
+    "POST /players/me/link": (
+        "A guest linked to a JWT's subject (13.8, v1.3)",
+        [_BEARER],
+        {
+            "200": _json(_object("player", "name", "linked"), "The linked player."),
+            "409": _error("`identity_linked`."),
+            **_CREDENTIAL,
+        },
+    ),
+    "DELETE /players/me/token": (
+        "Revokes the Bearer player token (13.8, v1.3)",
+        [_BEARER],
+        {"200": _json(_object("player", "revoked"), "Revoked."), **_CREDENTIAL},
+    ),
+    "/players/{id}": (
+        "A player's profile (13.10, v1.3)",
+        [_id("A player id."), _BEARER],
+        {
+            "200": _json(_object("player", "name", "since_ms", "linked", "games"), "Profile."),
+            "404": _error("`player_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/players/{id}/games": (
+        "A player's archived games, newest first (13.11, v1.3)",
+        [_id("A player id."), _BEARER, _query("limit", 1, 100, 20), _query("before", 0)],
+        {
+            "200": _json(_object("player", "games", "next_before"), "One page of games."),
+            "404": _error("`player_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/games/{id}": (
+        "One archived game with its event log (13.12, v1.3)",
+        [_id("A game id (`<room>.<n>`) or a room id."), _BEARER],
+        {
+            "200": _json(_object("game", "room", "outcome", "players", "events"), "The game."),
+            "404": _error("`game_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/games/export": (
+        "Every public archived game since `since`, as NDJSON (13.13, v1.3)",
+        [_query("since", 0)],
+        {"200": _text("application/x-ndjson", "One game a line, oldest first."), **_DATABASE},
+    ),
 }
 
 
@@ -314,18 +418,17 @@ def openapi(schema: dict[str, Any]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the HTTP API."""
     schemas = _components(schema)
     schemas["HttpError"] = {"title": "HttpError", **_ERROR_BODY}
-    paths = {
-        path: {
-            "get": {
-                "summary": summary,
-                "operationId": "get"
-                + "".join(part.strip("{}").capitalize() for part in path.split("/") if part),
-                **({"parameters": parameters} if parameters else {}),
-                "responses": responses,
-            }
+    paths: dict[str, dict[str, Any]] = {}
+    for route, (summary, parameters, responses) in HTTP_ROUTES.items():
+        method, _, path = route.rpartition(" ")
+        method = (method or "GET").lower()
+        paths.setdefault(path, {})[method] = {
+            "summary": summary,
+            "operationId": method
+            + "".join(part.strip("{}").capitalize() for part in path.split("/") if part),
+            **({"parameters": parameters} if parameters else {}),
+            "responses": responses,
         }
-        for path, (summary, parameters, responses) in HTTP_ROUTES.items()
-    }
     return {
         "openapi": "3.1.0",
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",

@@ -37,6 +37,7 @@ from protocol.messages import (
     GetRoomResult,
     Held,
     Hello,
+    HelloResult,
     Hint,
     HintOption,
     HintResult,
@@ -62,6 +63,7 @@ from protocol.messages import (
     RejoinResult,
     Release,
     RematchOffered,
+    RememberedPlayer,
     RemoveComputer,
     Roll,
     Rolled,
@@ -246,6 +248,13 @@ welcome_msgpack = Welcome(
 )
 hello = Hello(id="a1", client="yahtzee-cli/0.1.0")
 ack_hello = make_ack(hello)
+# v1.3: a remembered player (POST /players gave Ann her id and token)
+ANN_IDENTITY = "uAnn4Lw2Qx9k"
+PLAYER_TOKEN = "ypt_3q2-XbT9cVn4Rk0wYp7LmZs1Hf8aGd5eJu6iOt2yQxE"
+hello_player = Hello(id="a0", client="yahtzee-web/1.3", player_token=PLAYER_TOKEN)
+ack_hello_player = make_ack(
+    hello_player, HelloResult(player=RememberedPlayer(player=ANN_IDENTITY, name="Ann"))
+)
 ping = Ping(id="a2")
 pong = Pong(id="a2")
 create_room = CreateRoom(
@@ -972,6 +981,7 @@ def _without_field(message: ServerMessage, name: str) -> str:
 CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("hello", hello),
     ("hello_anonymous", Hello(id="1")),
+    ("hello_player_token", hello_player),
     ("create_room", create_room),
     ("create_room_yatzy", create_room_yatzy),
     ("list_rooms", list_rooms),
@@ -1011,6 +1021,7 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("welcome", welcome_json),
     ("welcome_msgpack", welcome_msgpack),
     ("ack", ack_hello),
+    ("ack_hello_player", ack_hello_player),
     ("ack_create_room", ack_create_room),
     (
         "ack_create_room_public",
@@ -1067,6 +1078,17 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("error_unavailable", make_error(ErrorCode.UNAVAILABLE, "a13", seq=None)),
     ("error_hint_unavailable", error_hint_unavailable),
     ("error_hints_disabled", error_hints_disabled),
+    ("error_bad_player_token", make_error(ErrorCode.BAD_PLAYER_TOKEN, "a0")),
+    ("error_player_token_revoked", make_error(ErrorCode.PLAYER_TOKEN_REVOKED, "a0")),
+    ("error_bad_jwt", make_error(ErrorCode.BAD_JWT, "a0")),
+    ("error_jwt_expired", make_error(ErrorCode.JWT_EXPIRED, "a0")),
+    ("error_foreign_jwt", make_error(ErrorCode.FOREIGN_JWT, "a0")),
+    # The next four answer HTTP requests only (SPEC.md 13.8); shown here in the error form
+    # every code has.
+    ("error_name_taken", make_error(ErrorCode.NAME_TAKEN)),
+    ("error_identity_linked", make_error(ErrorCode.IDENTITY_LINKED)),
+    ("error_player_not_found", make_error(ErrorCode.PLAYER_NOT_FOUND)),
+    ("error_game_not_found", make_error(ErrorCode.GAME_NOT_FOUND)),
     ("pong", pong),
     ("snapshot", snapshot_ann),
     ("snapshot_lobby_two", snapshot_bob),
@@ -1720,7 +1742,7 @@ def _http_error(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
 
 
-HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
+HTTP_EXAMPLES: tuple[HttpExample, ...] = (
     HttpExample(
         "lobby",
         "/rooms",
@@ -1851,6 +1873,16 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
     HttpExample("healthz", "/healthz", "/healthz", (), 200, "ok", "Text: the process answers."),
     HttpExample("readyz", "/readyz", "/readyz", (), 200, {"ready": True}, "The storage answers."),
     HttpExample(
+        "readyz_database_down",
+        "/readyz",
+        "/readyz",
+        (),
+        200,
+        {"ready": True, "database": "connection refused"},
+        "v1.3: a server that keeps players reports its database apart: play stays ready "
+        "while the database is down (archiving waits).",
+    ),
+    HttpExample(
         "readyz_unavailable",
         "/readyz",
         "/readyz",
@@ -1870,3 +1902,170 @@ HTTP_EXAMPLES: Final[tuple[HttpExample, ...]] = (
     ),
 )
 """Requests of the HTTP API with their answers (vectors/http.json)."""
+
+_BEARER = (("Authorization", f"Bearer {PLAYER_TOKEN}"),)
+_GAME_ID = f"{ROOM}.1"
+_FINISHED_MS = T0 + 1_260_000
+_ARCHIVED_PLAYERS = (
+    {
+        "seat": 0,
+        "player": ANN,
+        "name": "Ann",
+        "computer": None,
+        "identity": ANN_IDENTITY,
+        "place": 1,
+        "total": 254,
+        "forfeited": False,
+        "scores": [3, 8, 12, 16, 20, 24, 24, 19, 25, 30, 40, 50, 18],
+        "yahtzee_bonuses": 0,
+        "upper_bonus": True,
+        "yahtzees": 1,
+        "accuracy": 0.8421,
+    },
+    {
+        "seat": 1,
+        "player": BOB,
+        "name": "Bob",
+        "computer": None,
+        "identity": None,
+        "place": 2,
+        "total": 191,
+        "forfeited": False,
+        "scores": [2, 6, 9, 12, 15, 18, 22, 0, 25, 30, 0, 0, 17],
+        "yahtzee_bonuses": 0,
+        "upper_bonus": False,
+        "yahtzees": 0,
+        "accuracy": 0.7105,
+    },
+)
+_ARCHIVED_GAME: Final = {
+    "game": _GAME_ID,
+    "room": ROOM,
+    "game_no": 1,
+    "outcome": "finished",
+    "public": True,
+    "name": "",
+    "options": msgspec.json.decode(msgspec.json.encode(OPTIONS)),
+    "seats": 2,
+    "turn_seconds": 60,
+    "hints": True,
+    "created_ms": T0,
+    "finished_ms": _FINISHED_MS,
+    "dice_commitment": game_started.dice_commitment,
+    "server_seed": "9f2c41d07be35a18c6e2f4b907d15a3e8c21f6b4d09e7a35c81f2e6d4b0a9c37",
+    "player_seeds": {ANN: "ann-seed", BOB: "bob-seed"},
+    "players": _ARCHIVED_PLAYERS,
+    "event_count": 171,
+    "events": _json(*_LOG[:3]),
+}
+_GAME_SUMMARY: Final = {
+    "game": _GAME_ID,
+    "room": ROOM,
+    "outcome": "finished",
+    "public": True,
+    "options": _ARCHIVED_GAME["options"],
+    "finished_ms": _FINISHED_MS,
+    "players": 2,
+    "seat": 0,
+    "place": 1,
+    "total": 254,
+    "forfeited": False,
+    "accuracy": 0.8421,
+}
+
+HTTP_EXAMPLES = (
+    *HTTP_EXAMPLES,
+    HttpExample(
+        "player_me",
+        "/players/me",
+        "/players/me",
+        _BEARER,
+        200,
+        {"player": ANN_IDENTITY, "name": "Ann", "linked": False},
+        "v1.3: who the Bearer credential (a player token or a JWT) names.",
+    ),
+    HttpExample(
+        "player_me_revoked",
+        "/players/me",
+        "/players/me",
+        _BEARER,
+        401,
+        _http_error("player_token_revoked", "this player token was revoked"),
+        "A revoked (or unknown: bad_player_token) token; JWTs: bad_jwt, jwt_expired, foreign_jwt.",
+    ),
+    HttpExample(
+        "player_profile",
+        "/players/{id}",
+        f"/players/{ANN_IDENTITY}",
+        (),
+        200,
+        {
+            "player": ANN_IDENTITY,
+            "name": "Ann",
+            "since_ms": T0 - 86_400_000,
+            "linked": False,
+            "games": 12,
+            "wins": 7,
+            "average_score": 231.4167,
+            "best_score": 302,
+            "yahtzees": 6,
+            "yahtzee_rate": 0.4167,
+            "upper_bonus_rate": 0.6667,
+            "accuracy": 0.8312,
+        },
+        "v1.3: statistics over the player's archived games (private ones only for the player "
+        "themself); rates are shares of games, accuracy the share of optimal decisions.",
+    ),
+    HttpExample(
+        "player_unknown",
+        "/players/{id}",
+        "/players/uNobody",
+        (),
+        404,
+        _http_error("player_not_found", "no player has this id"),
+        "No remembered player has this id.",
+    ),
+    HttpExample(
+        "player_games",
+        "/players/{id}/games",
+        f"/players/{ANN_IDENTITY}/games?limit=1",
+        (),
+        200,
+        {
+            "player": ANN_IDENTITY,
+            "games": [_GAME_SUMMARY],
+            "next_before": f"{_FINISHED_MS}_{_GAME_ID}",
+        },
+        "Newest first; next_before is the cursor of the next page (null on the last).",
+    ),
+    HttpExample(
+        "game",
+        "/games/{id}",
+        f"/games/{_GAME_ID}",
+        (),
+        200,
+        _ARCHIVED_GAME,
+        "v1.3: an archived game, also long after its room left the server (id "
+        "<room>.<n>, or the room id for its latest game); `events` is cut to three entries "
+        "here (the archive has all of them, up to game_over).",
+    ),
+    HttpExample(
+        "game_private",
+        "/games/{id}",
+        "/games/hUsh3dRm.1",
+        (),
+        404,
+        _http_error("game_not_found", "no archived game has this id"),
+        "A private room's game is shown only to its players (their Bearer credential).",
+    ),
+    HttpExample(
+        "games_export",
+        "/games/export",
+        f"/games/export?since={T0}",
+        (),
+        200,
+        msgspec.json.encode(_ARCHIVED_GAME).decode() + "\n",
+        "Public games finished at or after since (Unix ms), oldest first, one JSON object a "
+        "line (application/x-ndjson).",
+    ),
+)

@@ -89,6 +89,7 @@ OBJECTS: Final = (
     "GameAnalysis",
     "PlayerAnalysis",
     "DecisionReview",
+    "RememberedPlayer",
 )
 """Nested objects documented in SPEC.md section 5.5, in order (`GameAnalysis` and the objects
 in it are the body of the HTTP analysis, section 13.5)."""
@@ -383,6 +384,8 @@ def _fields(name: str, defs: Mapping[str, Any]) -> str:
     for field, node in component.get("properties", {}).items():
         if field in required:
             presence = "yes"
+        elif "default" not in node:  # msgspec.UNSET: left out unless it has a value (v1.3)
+            presence = "no, absent when unused"
         else:
             presence = "no, default `" + json.dumps(node.get("default"), ensure_ascii=False) + "`"
         description = "Message type." if field == "type" else node.get("description", "")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,10 @@ _SUMMARY_EVENTS = (
 
 Deliver = Callable[[str, list[wire.EncodedEvent]], None]
 """Hands a room's freshly committed events to this process's subscribers."""
+
+Finished = Callable[[str, int], Awaitable[None]]
+"""Told, after the commit, that a room's game just finished (room id, Unix ms): the archive
+marks the room pending (best effort here; a failure is logged)."""
 
 Wake = Callable[[str, int], None]
 """Told when a committed room has a computer's move due at a time (Unix ms), so that this
@@ -145,6 +149,8 @@ class GameService:
         self.clock = clock
         self.dice = dice
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
+        #: told (room id, now) after the commit that finished a room's game (the archive)
+        self.finished: Finished | None = None
         #: how many lobby entries this process wrote (a local listing cache compares it)
         self.index_writes = 0
 
@@ -266,6 +272,12 @@ class GameService:
         await self._update_hints(
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
+        just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
+        if just_finished and self.finished is not None:
+            try:
+                await self.finished(room_id, now)
+            except redis.exceptions.RedisError as exc:
+                log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Outcome(reply.last_seq, change.result, record=record), None
 
     async def _update_hints(

@@ -39,11 +39,13 @@ class Seats:
         seed: str | None = None,
         cache_key: str = "",
         present: bool = True,
+        identity: str | None = None,
     ) -> Outcome:
-        """Take a seat. The result holds ``player``, ``seat``, the seat ``token`` (never stored)
-        and ``previous`` (the connection that held the seat, for a repeated ``join_key``).
-        Without ``present`` the seat is taken for a player who is not connected yet (a
-        rematch): it shows as disconnected until its ``rejoin``."""
+        """Take a seat (linked to ``identity``, a remembered player, when given). The result
+        holds ``player``, ``seat``, the seat ``token`` (never stored) and ``previous`` (the
+        connection that held the seat, for a repeated ``join_key``). Without ``present`` the seat
+        is taken for a player who is not connected yet (a rematch): it shows as disconnected until
+        its ``rejoin``."""
         if len(name) > self.service.settings.max_name_length:
             raise ServiceError(ErrorCode.INVALID_NAME, "name too long")
         token = secrets.token_urlsafe(32)
@@ -79,6 +81,8 @@ class Seats:
             if key_hash is not None:
                 record = record.replace(join_keys={**record.join_keys, key_hash: player_id})
             seats = {f"t:{token_hash}": player_id, f"p:{player_id}": token_hash}
+            if identity is not None:  # read by the archive (server.storage.archive)
+                seats[f"i:{player_id}"] = identity
             result = {"player": player_id, "seat": record.game.seat_of(player_id)}
             return Change(record, events, result, seats)
 

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
+
 import protocol.messages as pm
 from protocol.errors import ErrorCode, make_error
 from server import game
@@ -22,6 +24,7 @@ from server.boundary import translate
 from server.domain import room
 from server.domain.refusals import RefusalError
 from server.fanout.feed import Sink, Subscription
+from server.service.identities import IdentityError
 from server.service.rooms import Cached, ServiceError, UnavailableError
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
@@ -58,6 +61,10 @@ class Context:
     #: this connection's room-creation quota (made when it first creates a room)
     rooms: TokenBucket | None = None
     member: Member | None = None
+    #: a player token or JWT the connection presented (handshake header or hello), and the
+    #: identity it names once resolved (remembered players, protocol 1.3)
+    credential: str | None = None
+    identity: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +137,29 @@ def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
 
 
 async def _hello(ctx: Context, command: pm.ClientMessage) -> Handled:
-    return _ack(ctx, command)
+    assert isinstance(command, pm.Hello)
+    if not isinstance(command.player_token, msgspec.UnsetType):
+        ctx.credential, ctx.identity = command.player_token, None
+    if ctx.credential is None:
+        return _ack(ctx, command)
+    who = await _remembered(ctx)
+    return _ack(ctx, command, pm.HelloResult(player=who if who is not None else msgspec.UNSET))
+
+
+async def _remembered(ctx: Context) -> pm.RememberedPlayer | None:
+    """The remembered player of the connection's credential (v1.3), resolved once; refused
+    credentials raise their typed error. None without a credential."""
+    if ctx.credential is None:
+        return None
+    players = ctx.rt.players
+    if players is None:
+        raise ServiceError("unsupported", "this server keeps no players (no database)")
+    try:
+        identity = await players.identity_of(ctx.credential)
+    except IdentityError as exc:
+        raise ServiceError(exc.code, exc.message) from None
+    ctx.identity = identity.id
+    return pm.RememberedPlayer(player=identity.id, name=identity.name)
 
 
 async def _ping(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -245,6 +274,8 @@ async def _attach(
 async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Join)
     _require_free(ctx)
+    if ctx.credential is not None and ctx.identity is None:
+        await _remembered(ctx)
     out = await ctx.rt.seats.join(
         command.room,
         command.name,
@@ -252,6 +283,7 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
         conn_id=ctx.conn_id,
         join_key=command.join_key,
         seed=command.seed,
+        identity=ctx.identity,
     )
     at = await _committed(ctx, command.room, out.seq, out.record)
     player = out.result["player"]

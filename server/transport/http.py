@@ -81,7 +81,9 @@ async def readyz(request: Request) -> Response:
     except (redis.exceptions.RedisError, OSError, TimeoutError) as exc:
         rt.metrics.redis_errors.labels("readyz").inc()
         return JSONResponse({"ready": False, "redis": str(exc) or "timeout"}, status_code=503)
-    return JSONResponse({"ready": True})
+    # The database is reported apart: play stays ready while it is down (protocol 1.3).
+    extra = await rt.players.readiness() if rt.players is not None else {}
+    return JSONResponse({"ready": True, **extra})
 
 
 async def metrics(request: Request) -> Response:

@@ -91,6 +91,8 @@ class Runtime:
     feed: Feed
     metrics: Metrics
     embedded: EmbeddedRedis | None = None
+    #: the archive and identities (server.players.Players) when a database is set up
+    players: Any = None
     version: str = field(default_factory=server_version)
     draining: bool = False
     connections: dict[str, Connected] = field(default_factory=dict)

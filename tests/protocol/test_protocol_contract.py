@@ -44,6 +44,11 @@ HTTP_API = (
     "/readyz",
     "/metrics",
     "/lobby",
+    "/players/me",
+    "/players/{id}",
+    "/players/{id}/games",
+    "/games/export",
+    "/games/{id}",
 )
 """The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2, the lobby stream)."""
 
@@ -125,6 +130,38 @@ def test_every_http_route_has_a_spec_section_and_a_vector(path: str) -> None:
     assert path in {row["route"] for row in load(VECTORS / "http.json")["vectors"]}
 
 
+PROFILE_FIELDS = (
+    "player", "name", "since_ms", "linked", "games", "wins", "average_score", "best_score",
+    "yahtzees", "yahtzee_rate", "upper_bonus_rate", "accuracy",
+)  # fmt: skip
+"""The fields of a player's profile (v1.3, SPEC.md 13.10)."""
+GAME_ROW_FIELDS = (
+    "game", "room", "outcome", "public", "options", "finished_ms", "players", "seat", "place",
+    "total", "forfeited", "accuracy",
+)  # fmt: skip
+"""The fields of a row of a player's games (v1.3, SPEC.md 13.11)."""
+ARCHIVED_GAME_FIELDS = (
+    "game", "room", "game_no", "outcome", "public", "name", "options", "seats", "turn_seconds",
+    "hints", "created_ms", "finished_ms", "dice_commitment", "server_seed", "player_seeds",
+    "players", "event_count", "events",
+)  # fmt: skip
+"""The fields of an archived game (v1.3, SPEC.md 13.12)."""
+ARCHIVED_SEAT_FIELDS = (
+    "seat", "player", "name", "computer", "identity", "place", "total", "forfeited", "scores",
+    "yahtzee_bonuses", "upper_bonus", "yahtzees", "accuracy",
+)  # fmt: skip
+
+
+def _check_archived_game(body: dict[str, Any]) -> None:
+    assert set(body) == set(ARCHIVED_GAME_FIELDS)
+    assert body["outcome"] in ("finished", "abandoned")
+    _validator("RoomOptions").validate(body["options"])
+    for seat in body["players"]:
+        assert set(seat) == set(ARCHIVED_SEAT_FIELDS)
+    for event in body["events"]:
+        _validator("ServerMessage").validate(event)
+
+
 @cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     document = load(PROTOCOL_DIR / "schema.json")
@@ -177,6 +214,19 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
                 assert decision["loss"] == pytest.approx(
                     decision["best_expected"] - decision["chosen_expected"]
                 )
+    elif row["route"] == "/players/me":
+        assert set(body) == {"player", "name", "linked"}
+    elif row["route"] == "/players/{id}":
+        assert set(body) == set(PROFILE_FIELDS)
+    elif row["route"] == "/players/{id}/games":
+        assert set(body) == {"player", "games", "next_before"}
+        for game_row in body["games"]:
+            assert set(game_row) == set(GAME_ROW_FIELDS)
+    elif row["route"] == "/games/{id}":
+        _check_archived_game(body)
+    elif row["route"] == "/games/export":
+        for line in body.splitlines():
+            _check_archived_game(json.loads(line))
     elif row["route"] not in ("/healthz", "/metrics"):  # pragma: no cover - a new route
         raise AssertionError(f"no check for {row['route']}")
 
@@ -215,7 +265,7 @@ def test_welcome_vectors_announce_the_server_defaults(name: str) -> None:
 # Older peers keep working: the vectors of every earlier minor version
 # --------------------------------------------------------------------------------------------
 
-OLD_VERSIONS = ("v1.0", "v1.1")
+OLD_VERSIONS = ("v1.0", "v1.1", "v1.2")
 """Earlier minor versions whose vectors are kept, unchanged, in vectors/<version>/."""
 
 
@@ -269,6 +319,7 @@ def test_every_old_version_is_kept_complete() -> None:
         for file in ("client.json", "server.json", "invalid.json", "schema.json"):
             assert (VECTORS / version / file).is_file(), f"{version}/{file}"
     assert load(VECTORS / "v1.1" / "client.json")["protocol_minor"] == 1
+    assert load(VECTORS / "v1.2" / "client.json")["protocol_minor"] == 2
 
 
 OLD_CLIENT = _each("client.json")

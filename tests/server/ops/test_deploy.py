@@ -21,6 +21,16 @@ def test_services(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) >= {"redis", "server", "lb"}
 
 
+def test_postgres_keeps_its_data_and_the_servers_use_it(compose: dict[str, Any]) -> None:
+    postgres = compose["services"]["postgres"]
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in postgres["volumes"])
+    assert "postgres-data" in compose["volumes"]
+    assert "healthcheck" in postgres
+    server = compose["services"]["server"]
+    assert server["environment"]["DATABASE_URL"].startswith("postgresql://")
+    assert "@postgres:5432/" in server["environment"]["DATABASE_URL"]
+
+
 def test_redis_is_append_only_and_persistent(compose: dict[str, Any]) -> None:
     redis = compose["services"]["redis"]
     command = redis["command"]
@@ -122,3 +132,17 @@ def test_cluster_load_balancer_passes_websocket_upgrades(cluster_compose: dict[s
     assert "server server:8000" in conf
     assert "Upgrade $$http_upgrade" in conf
     assert lb["depends_on"]["server"]["condition"] == "service_healthy"
+
+
+def test_every_data_file_of_the_server_is_in_the_package_data() -> None:
+    """A non-editable install (the Dockerfile's) carries only what package-data names: every
+    Lua script and SQL migration must match one of its patterns."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["server"]
+    server = ROOT / "server"
+    data = [p for p in server.rglob("*") if p.suffix in (".lua", ".sql")]
+    assert data
+    packaged = {path for pattern in patterns for path in server.glob(pattern)}  # as setuptools
+    assert sorted(str(p.relative_to(server)) for p in data if p not in packaged) == []

@@ -51,6 +51,8 @@ def assert_complete(value: Any, typed: Any, where: str) -> None:
     if isinstance(typed, msgspec.Struct):
         assert isinstance(value, dict), where
         for info in msgspec.structs.fields(typed):
+            if getattr(typed, info.name) is msgspec.UNSET:
+                continue  # "absent when unused" (SPEC.md 4.4): never null, written when set
             assert info.encode_name in value, f"{where}: no {info.encode_name} in {value}"
             assert_complete(value[info.encode_name], getattr(typed, info.name), where)
     elif isinstance(typed, tuple | list):
