@@ -165,8 +165,9 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
             "The command lost a race with a concurrent change of the room; resend it.", True
         ),
         ErrorCode.STALE_STATE: _service(
-            "The room moved on since the client last looked (its seq is not `expect_seq`); "
-            "nothing changed: read the new state and decide again."
+            "The room moved on since the client last looked (an event other than a spectator "
+            "count came after `expect_seq`, 10.8); nothing changed: read the new state and "
+            "decide again."
         ),
         ErrorCode.INTERNAL_ERROR: _service(
             "Unexpected server failure; the command may be resent with the same id.", True

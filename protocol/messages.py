@@ -364,7 +364,8 @@ class Limits(Object, frozen=True, kw_only=True):
         Meta(
             ge=1,
             le=MAX_SAFE_INTEGER,
-            description="Server messages queued for a slow reader before it is dropped (4000).",
+            description="Server messages queued for a slow reader; one more and the connection is "
+            "closed with code 4000.",
         ),
     ]
 

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m protocol.tools.generate           # rewrite vectors/*.json, schema.json, SPEC.md
+    python -m protocol.tools.generate           # rewrite vectors/*.json, schema.json, SPEC.md,
+                                                # asyncapi.json, openapi.json
     python -m protocol.tools.generate --check   # exit 1 if any of them is out of date
 
 Build-time tooling: ``protocol/tools/`` has no ``__init__.py`` and is not part of the installed
@@ -39,7 +40,7 @@ from protocol.messages import (
     ServerMessage,
     message_type,
 )
-from protocol.tools import examples
+from protocol.tools import apispec, examples
 from protocol.transport import (
     CLOSE_CODES,
     DEFAULT_HEARTBEAT_SECONDS,
@@ -68,6 +69,8 @@ __all__ = [
 PACKAGE_DIR: Final = Path(__file__).resolve().parent.parent
 SPEC_PATH: Final = PACKAGE_DIR / "SPEC.md"
 SCHEMA_PATH: Final = PACKAGE_DIR / "schema.json"
+ASYNCAPI_PATH: Final = PACKAGE_DIR / "asyncapi.json"
+OPENAPI_PATH: Final = PACKAGE_DIR / "openapi.json"
 VECTORS_DIR: Final = PACKAGE_DIR / "vectors"
 GENERATOR: Final = "python -m protocol.tools.generate"
 
@@ -655,10 +658,13 @@ def _dump(value: Any) -> str:
 
 def outputs() -> dict[Path, str]:
     """Return the expected content of every generated file, by path."""
-    files = {SCHEMA_PATH: _dump(schema())}
+    document = schema()
+    files = {SCHEMA_PATH: _dump(document)}
     for name, content in vector_files().items():
         files[VECTORS_DIR / name] = _dump(content)
     files[SPEC_PATH] = fill_spec(SPEC_PATH.read_text(encoding="utf-8"))
+    files[ASYNCAPI_PATH] = _dump(apispec.asyncapi(document))
+    files[OPENAPI_PATH] = _dump(apispec.openapi(document))
     return files
 
 

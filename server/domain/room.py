@@ -12,6 +12,8 @@ A room is the game state plus what the service knows about people and time:
 - ``seeds`` and ``draws``: the players' dice seeds and how many dice draws were made (the
   provably fair dice of ``protocol.fairdice``);
 - ``spectators``: the spectator count last announced;
+- ``game_seq``: the seq of the room's last event that is not a spectator count (``None`` in a
+  record stored before it was kept): ``expect_seq`` is checked against it (SPEC.md 10.8);
 - ``computer_ms``: when the computer player on turn makes its next move (``None`` when a
   person is on turn); computers move through the same deadline machinery as the turn timer;
 - ``rematch``: the rematch room offered after the game (its id, its invite code for a private
@@ -177,6 +179,7 @@ class RoomRecord:
     absent_ms: int | None = None
     draws: int = 0
     computer_ms: int | None = None
+    game_seq: int | None = None
     rematch: Rematch | None = None
 
     def replace(self, **changes: Any) -> RoomRecord:
@@ -246,6 +249,7 @@ def encode_record(record: RoomRecord) -> bytes:
             "absent_ms": record.absent_ms,
             "draws": record.draws,
             "computer_ms": record.computer_ms,
+            "game_seq": record.game_seq,
             "rematch": (
                 None
                 if record.rematch is None
@@ -284,8 +288,16 @@ def decode_record(raw: bytes) -> RoomRecord:
         absent_ms=data["absent_ms"],
         draws=data["draws"],
         computer_ms=data.get("computer_ms"),
+        game_seq=data.get("game_seq"),
         rematch=Rematch(*data["rematch"]) if data.get("rematch") else None,
     )
+
+
+def expecting(record: RoomRecord, seq: int, expect_seq: int) -> bool:
+    """Whether a command whose client last saw ``expect_seq`` acts on the room's current state
+    (at ``seq``): no event but spectator counts came after it (SPEC.md 10.8)."""
+    since = record.game_seq if record.game_seq is not None else seq
+    return since <= expect_seq <= seq
 
 
 # -- rules of the record --------------------------------------------------------------------------

@@ -241,6 +241,9 @@ class GameService:
             deadline_ms=record.deadline_ms,
             now=turn_began_at,
         )
+        changed = [e.seq for e in events if not isinstance(e, pm.Spectators)]
+        if changed:  # spectator counts do not make a client's expect_seq stale (SPEC.md 10.8)
+            record = record.replace(game_seq=changed[-1])
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
         ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
@@ -479,7 +482,7 @@ class GameService:
 
         def step(cached: Cached) -> Change:
             room.require_owner(cached.record, player_id, conn_id)
-            if expect_seq is not None and cached.seq != expect_seq:
+            if expect_seq is not None and not room.expecting(cached.record, cached.seq, expect_seq):
                 raise ServiceError(
                     "stale_state",
                     f"the room is at seq {cached.seq}, not {expect_seq}: read it again",

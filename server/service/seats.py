@@ -81,7 +81,7 @@ class Seats:
             if key_hash is not None:
                 record = record.replace(join_keys={**record.join_keys, key_hash: player_id})
             seats = {f"t:{token_hash}": player_id, f"p:{player_id}": token_hash}
-            if identity is not None:  # read by the archive (server.storage.archive)
+            if identity is not None:  # read by the archive (server.storage.interface.archive)
                 seats[f"i:{player_id}"] = identity
             result = {"player": player_id, "seat": record.game.seat_of(player_id)}
             return Change(record, events, result, seats)
@@ -203,11 +203,13 @@ class Seats:
         return room.Rematch(new_id, invite, secret)
 
     async def authenticate(self, room_id: str, token: str) -> str:
-        """The player id holding ``token`` in ``room_id`` (``bad_token`` otherwise)."""
+        """The player id holding ``token`` in ``room_id``: ``room_not_found`` if there is no
+        such room (SPEC.md 6.6), else ``bad_token``."""
         token_hash = room.hash_secret(token)
         fields = await self.service.store.seat_fields(room_id)
         player = fields.get(f"t:{token_hash}")
         if player is None or fields.get(f"p:{player}") != token_hash:
+            await self.service.view(room_id)  # room_not_found when the room does not exist
             raise ServiceError(ErrorCode.BAD_TOKEN, "no seat with this token in this room")
         return player
 

@@ -19,6 +19,17 @@ would
 write itself when the connection has no extension (compression) negotiated, and it answers
 ``False`` when it has one.
 
+The welcome waits until the client has read the handshake's response. A client that reads the
+``101 Switching Protocols`` response and the first frame in one read may hand that frame to
+the application before the application listens: Node's ``ws`` keeps the bytes after the
+response (the upgrade's ``head``), emits ``open``, and emits the frame on the next tick, which
+runs before the code after ``await once(ws, 'open')``. No spacing of writes prevents it (two
+TCP segments can reach the client's buffer before it reads), so the protocol writes a Ping
+with the response and tells the application (the :data:`PEER_READY` extension, awaited before
+the welcome) once the client answered it or sent a frame: its answer is written when the
+client has read the response and what came with it, so the welcome comes in a later read. A
+client that does not answer Pings gets the welcome after :data:`PEER_WAIT_SECONDS` anyway.
+
 And it keeps less per connection, since one process holds thousands of mostly idle ones: the
 messages for the application wait in an :class:`Inbox` (uvicorn's ``asyncio.Queue`` carries
 four deques of about 760 bytes each, for a queue that holds one or two messages), flow control
@@ -35,10 +46,13 @@ from typing import Any, Final
 from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
+from websockets.frames import Frame
 from websockets.http11 import Request
 from websockets.protocol import State
 
 __all__ = [
+    "PEER_READY",
+    "PEER_WAIT_SECONDS",
     "SEND_BUILT_NOWAIT",
     "SEND_NOWAIT",
     "CoalescingTransport",
@@ -50,7 +64,8 @@ __all__ = [
 ]
 
 #: PRIVATE API: this module relies on internals of uvicorn's sans-I/O WebSocket protocol (its
-#: queue, flow-control flag, transport and websockets connection), checked against these versions;
+#: queue, flow-control flag, transport and websockets connection, and its frame handlers
+#: handle_pong, handle_text, handle_bytes and handle_close), checked against these versions;
 #: tests/test_private_api.py fails when an installed version differs: re-read this module against
 #: the new version, then update the pin.
 PRIVATE_API: Final = {"uvicorn": "0.54.0", "websockets": "17.4"}
@@ -59,6 +74,15 @@ SEND_NOWAIT = "yahtzee.send_nowait"
 """The scope extension: ``scope["extensions"][SEND_NOWAIT](frame) -> bool``."""
 SEND_BUILT_NOWAIT = "yahtzee.send_built_nowait"
 """The scope extension: ``scope["extensions"][SEND_BUILT_NOWAIT](ws_frame_bytes) -> bool``."""
+
+PEER_READY = "yahtzee.peer_ready"
+"""The scope extension: ``await scope["extensions"][PEER_READY]()`` returns once the client has
+read the handshake's response (it answered the Ping sent with it, or sent a frame), or after
+:data:`PEER_WAIT_SECONDS`, or when the connection is lost."""
+PEER_WAIT_SECONDS = 1.0
+"""How long at most the welcome waits for the client's answer to the handshake's Ping (never
+more than half the heartbeat interval)."""
+_GREETING = b"yahtzee-hello"  # the payload of the Ping written with the handshake's response
 
 SendBuiltNowait = Callable[[bytes], bool]
 
@@ -213,6 +237,9 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         super().__init__(*args, **kwargs)
         self.queue: Inbox = Inbox()  # type: ignore[assignment]
         self.writable: Flag = Flag()  # type: ignore[assignment]
+        #: set once the client has read the handshake's response (see the module docstring)
+        self.peer_ready = Flag()
+        self._peer_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -226,6 +253,7 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             extensions = scope.setdefault("extensions", {})
             extensions[SEND_NOWAIT] = self.send_nowait
             extensions[SEND_BUILT_NOWAIT] = self.send_built_nowait
+            extensions[PEER_READY] = self.peer_ready.wait
 
     async def receive(self) -> ASGIReceiveEvent:
         """uvicorn's ``receive`` without a second coroutine: the connection's task waits here
@@ -249,6 +277,49 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             # frame that lives as long as the connection: emptied, its headers go now.
             request.headers.clear()
         self.request = self.response = None  # type: ignore[assignment]
+        self._greet()
+
+    def _greet(self) -> None:
+        """Write a Ping right after the handshake's response; :attr:`peer_ready` is set when
+        its Pong (or any frame) arrives."""
+        if self.transport.is_closing():
+            return
+        self.peer_ready.clear()
+        self.conn.send_ping(_GREETING)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        wait = PEER_WAIT_SECONDS
+        if self.ping_interval:
+            wait = min(wait, self.ping_interval / 2)
+        self._peer_timer = self.loop.call_later(wait, self._peer_is_ready)
+
+    def _peer_is_ready(self) -> None:
+        if self._peer_timer is not None:
+            self._peer_timer.cancel()
+            self._peer_timer = None
+        if not self.peer_ready.is_set():
+            self.peer_ready.set()
+
+    def handle_pong(self, event: Frame) -> None:
+        if not self.peer_ready.is_set() and bytes(event.data) == _GREETING:
+            self._peer_is_ready()
+            return
+        super().handle_pong(event)
+
+    def handle_text(self, event: Frame) -> None:
+        self._peer_is_ready()
+        super().handle_text(event)
+
+    def handle_bytes(self, event: Frame) -> None:
+        self._peer_is_ready()
+        super().handle_bytes(event)
+
+    def handle_close(self, event: Frame) -> None:
+        self._peer_is_ready()
+        super().handle_close(event)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._peer_is_ready()
+        super().connection_lost(exc)
 
     def _can_send_now(self) -> bool:
         return (

@@ -23,6 +23,7 @@ import logging
 import os
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 
 from starlette.types import Receive, Scope, Send
 
@@ -38,7 +39,13 @@ from server.fanout.feed import raise_if_cancelling
 from server.settings import Settings
 from server.transport import connection as conn
 from server.transport import handlers
-from server.transport.coalesce import SEND_BUILT_NOWAIT, SEND_NOWAIT, SendBuiltNowait, SendNowait
+from server.transport.coalesce import (
+    PEER_READY,
+    SEND_BUILT_NOWAIT,
+    SEND_NOWAIT,
+    SendBuiltNowait,
+    SendNowait,
+)
 from server.transport.context import Context, Handled
 from server.transport.runtime import Runtime
 
@@ -69,9 +76,9 @@ class Session:
     keeps little, and makes what only activity needs (the send queue, the rate buckets, the
     answer cache, a waiter for :meth:`drain`) when it is needed."""
 
-    __slots__ = ("_held", "_receive", "_running", "_send_built_nowait", "_send_nowait",
-                 "_transmit", "_writer", "close_code", "conn_id", "ctx", "encoding", "protocol",
-                 "queue", "rt")  # fmt: skip
+    __slots__ = ("_held", "_peer_ready", "_receive", "_running", "_send_built_nowait",
+                 "_send_nowait", "_transmit", "_writer", "close_code", "conn_id", "ctx",
+                 "encoding", "protocol", "queue", "rt")  # fmt: skip
 
     def __init__(
         self,
@@ -99,6 +106,8 @@ class Session:
         extensions = scope.get("extensions") or {}
         self._send_nowait: SendNowait | None = extensions.get(SEND_NOWAIT)
         self._send_built_nowait: SendBuiltNowait | None = extensions.get(SEND_BUILT_NOWAIT)
+        #: returns once the client has read the handshake's response (the welcome waits)
+        self._peer_ready: Callable[[], Awaitable[None]] | None = extensions.get(PEER_READY)
         self.close_code: int | None = None
         self.ctx = Context(
             runtime, runtime.rooms, self.conn_id, self._on_event, self._send, address
@@ -124,7 +133,13 @@ class Session:
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """The connection's life: its welcome, then every frame it sends, until it closes."""
+        """The connection's life: its welcome, then every frame it sends, until it closes.
+
+        The welcome waits until the client has read the handshake's response (SPEC.md 3.4):
+        a client that listens for messages only once the connection is open gets it."""
+        peer_ready, self._peer_ready = self._peer_ready, None
+        if peer_ready is not None:
+            await peer_ready()
         self._send(self._welcome())
         try:
             await self._read_loop()

@@ -234,3 +234,29 @@ async def test_a_repeated_join_key_returns_the_same_seat_with_a_new_token(
     finally:
         for client in (host, lost, retry, other):
             await client.close()
+
+
+async def test_welcome_follows_the_pong_of_the_ping_sent_with_the_handshake(
+    start_server: StartServer,
+) -> None:
+    """The server writes a Ping with the 101 response and the welcome only once the client
+    answered it (SPEC.md 3.4): a client never reads the welcome together with the response."""
+    server = start_server(env={"YAHTZEE_HEARTBEAT_SECONDS": "60"})
+    client = ClientProtocol(parse_uri(server.ws), subprotocols=[Subprotocol("yahtzee.v1.json")])
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        client.send_request(client.connect())
+        writer.write(b"".join(client.data_to_send()))
+        frames: list[Frame] = []
+        async with asyncio.timeout(10):
+            while not any(frame.opcode is Opcode.TEXT for frame in frames):
+                data = await reader.read(65536)
+                assert data, "closed before the welcome"
+                client.receive_data(data)
+                frames += [e for e in client.events_received() if isinstance(e, Frame)]
+                writer.write(b"".join(client.data_to_send()))  # the Pong, as every client
+        assert (frames[0].opcode, frames[0].data) == (Opcode.PING, b"yahtzee-hello")
+        assert frames[1].opcode is Opcode.TEXT
+        assert json.loads(frames[1].data)["type"] == "welcome"
+    finally:
+        writer.close()

@@ -316,9 +316,12 @@ async def test_expect_seq_stale_state_and_joker_field(server: ServerProcess) -> 
         await watcher.wait_event(lambda e: e["type"] == "spectators")
         seq = (await get_json(f"{server.http}/rooms/{room}"))["seq"]
         log_before = (await get_json(f"{server.http}/rooms/{room}/events"))["events"]
-        # an outdated expect_seq: refused before any rules check, and nothing changes
+        # an outdated expect_seq (before the last event that is not a spectator count, which
+        # does not make it stale: SPEC.md 10.8): refused before any rules check, nothing changes
+        game_seq = max(e["seq"] for e in log_before if e["type"] != "spectators")
+        assert game_seq < seq
         for kind, fields in (("roll", {}), ("hold", {"dice": [0]}), ("score", {"box": "chance"})):
-            stale = await first.call(kind, expect_seq=seq - 1, **fields)
+            stale = await first.call(kind, expect_seq=game_seq - 1, **fields)
             assert stale["type"] == "error", stale
             assert (stale["code"], stale["retryable"], stale["seq"]) == ("stale_state", False, seq)
         ahead = await first.call("roll", expect_seq=seq + 5)

@@ -1,0 +1,446 @@
+"""Machine-readable descriptions of the protocol, generated from the message types: an AsyncAPI
+3.0 document of the WebSocket protocol (``protocol/asyncapi.json``) and an OpenAPI 3.1 document
+of the HTTP API (``protocol/openapi.json``).
+
+Both take their schemas from :func:`protocol.tools.generate.schema` (the messages' JSON Schema,
+``schema.json``), so they cannot drift from the code; ``python -m protocol.tools.generate``
+writes them with the other generated files and ``--check`` reports them when stale.
+``tests/protocol/test_protocol_apispec.py`` validates them against the official JSON Schemas of
+OpenAPI 3.1 and AsyncAPI 3.0.0 and checks that every message, field, error code and route in them
+matches the code.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+from protocol.errors import ERROR_CODES
+from protocol.messages import CLIENT_MESSAGE_TYPES, SERVER_MESSAGE_TYPES
+from protocol.transport import PROTOCOL_MINOR, PROTOCOL_VERSION, SUBPROTOCOLS
+
+__all__ = ["HTTP_ROUTES", "asyncapi", "openapi"]
+
+VERSION: Final = f"{PROTOCOL_VERSION}.{PROTOCOL_MINOR}"
+_SCHEMAS: Final = "#/components/schemas/"
+
+
+def _components(schema: dict[str, Any], *, asyncapi: bool = False) -> dict[str, Any]:
+    """The ``$defs`` of the messages' JSON Schema, their references rewritten for a
+    ``components.schemas`` section. OpenAPI's ``discriminator`` is an object (``propertyName``
+    and ``mapping``); an AsyncAPI schema's is the property's name alone."""
+
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if key == "$ref" and isinstance(item, str):
+                    out[key] = item.replace("#/$defs/", _SCHEMAS)
+                elif key == "discriminator" and isinstance(item, dict):
+                    out[key] = (
+                        item["propertyName"]
+                        if asyncapi
+                        else {
+                            "propertyName": item["propertyName"],
+                            "mapping": {
+                                tag: ref.replace("#/$defs/", _SCHEMAS)
+                                for tag, ref in item["mapping"].items()
+                            },
+                        }
+                    )
+                else:
+                    out[key] = rewrite(item)
+            return out
+        if isinstance(value, list):
+            return [rewrite(item) for item in value]
+        return value
+
+    defs: dict[str, Any] = rewrite(copy.deepcopy(schema["$defs"]))
+    return defs
+
+
+def _def_name(schema: dict[str, Any], side: str, message_type: str) -> str:
+    mapping = schema["$defs"][side]["discriminator"]["mapping"]
+    return str(mapping[message_type]).rsplit("/", 1)[-1]
+
+
+def _message_key(message_type: str) -> str:
+    return "".join(part.capitalize() for part in message_type.split("_"))
+
+
+def asyncapi(schema: dict[str, Any]) -> dict[str, Any]:
+    """The AsyncAPI 3.0 document of the WebSocket protocol (the server is the application)."""
+    messages: dict[str, Any] = {}
+    channel: dict[str, Any] = {}
+    sides = {
+        "ClientMessage": list(CLIENT_MESSAGE_TYPES),
+        "ServerMessage": list(SERVER_MESSAGE_TYPES),
+    }
+    refs: dict[str, list[dict[str, str]]] = {}
+    for side, types in sides.items():
+        refs[side] = []
+        for message_type in types:
+            name = _def_name(schema, side, message_type)
+            key = (
+                f"{'command' if side == 'ClientMessage' else 'server'}{_message_key(message_type)}"
+            )
+            definition = schema["$defs"][name]
+            message: dict[str, Any] = {
+                "name": message_type,
+                "title": f"`{message_type}`",
+                "summary": str(definition.get("description", "")).split("\n\n", 1)[0],
+                "contentType": "application/json",
+                "payload": {"$ref": _SCHEMAS + name},
+            }
+            if message_type == "error":
+                message["x-error-codes"] = {
+                    str(code): {"category": str(info.category), "retryable": info.retryable}
+                    for code, info in ERROR_CODES.items()
+                }
+            messages[key] = message
+            channel[key] = {"$ref": f"#/components/messages/{key}"}
+            refs[side].append({"$ref": f"#/channels/game/messages/{key}"})
+    subprotocols = ", ".join(f"`{name}`" for name in SUBPROTOCOLS)
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "Yahtzee service wire protocol",
+            "version": VERSION,
+            "description": (
+                "The WebSocket protocol of the Yahtzee service (protocol/SPEC.md is normative). "
+                f"Subprotocols: {subprotocols}; the same messages in JSON text frames or "
+                "MessagePack binary frames. Generated by `python -m protocol.tools.generate` "
+                "from the message types."
+            ),
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "local": {
+                "host": "localhost:8000",
+                "protocol": "ws",
+                "pathname": "/ws",
+                "description": "A development server (`wss` in production).",
+            }
+        },
+        "channels": {
+            "game": {
+                "address": "/ws",
+                "title": "The game connection",
+                "description": (
+                    "One connection: the server's `welcome`, then commands answered by `ack`, "
+                    "`error` or `pong`, and the events of the room the connection is in."
+                ),
+                "messages": channel,
+            }
+        },
+        "operations": {
+            "receiveCommand": {
+                "action": "receive",
+                "channel": {"$ref": "#/channels/game"},
+                "title": "Commands from the client",
+                "messages": refs["ClientMessage"],
+            },
+            "sendServerMessage": {
+                "action": "send",
+                "channel": {"$ref": "#/channels/game"},
+                "title": "Replies, snapshots and events from the server",
+                "messages": refs["ServerMessage"],
+            },
+        },
+        "components": {"messages": messages, "schemas": _components(schema, asyncapi=True)},
+    }
+
+
+_INVITE: Final = {
+    "name": "X-Invite-Code",
+    "in": "header",
+    "required": False,
+    "description": "The invite code of a private room (never in the URL).",
+    "schema": {"type": "string"},
+}
+_ROOM_ID: Final = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "The room id.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 32, "pattern": "^[A-Za-z0-9_-]+$"},
+}
+_ERROR_BODY: Final = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "description": "An error code (SPEC.md 9.1)."},
+        "message": {"type": "string"},
+    },
+    "required": ["code", "message"],
+}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _text(media: str, description: str) -> dict[str, Any]:
+    return {"description": description, "content": {media: {"schema": {"type": "string"}}}}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return _json({"$ref": _SCHEMAS + "HttpError"}, description)
+
+
+def _events_page() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "room": {"type": "string"},
+            "events": {
+                "type": "array",
+                "items": {"$ref": _SCHEMAS + "ServerMessage"},
+                "description": "Events in seq order (section 8).",
+            },
+            "next_after": {
+                "type": ["integer", "null"],
+                "description": "The `after` of the next page; null: no more events for now.",
+            },
+        },
+        "required": ["room", "events", "next_after"],
+    }
+
+
+def _object(*required: str) -> dict[str, Any]:
+    return {"type": "object", "required": list(required)}
+
+
+def _id(description: str) -> dict[str, Any]:
+    return {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string", "minLength": 1},
+    }
+
+
+def _query(
+    name: str, minimum: int, maximum: int | None = None, default: int | None = None
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        schema["maximum"] = maximum
+    if default is not None:
+        schema["default"] = default
+    return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+_BEARER: Final = {
+    "name": "Authorization",
+    "in": "header",
+    "required": False,
+    "description": "`Bearer <player token or JWT>` (13.8).",
+    "schema": {"type": "string"},
+}
+_DATABASE: Final = {"503": _error("`unavailable`: the player database does not answer.")}
+_CREDENTIAL: Final = {
+    "401": _error(
+        "A refused credential: `bad_player_token`, `player_token_revoked`, `bad_jwt`, "
+        "`jwt_expired` or `foreign_jwt`."
+    ),
+    **_DATABASE,
+}
+
+#: The routes of the HTTP API (SPEC.md section 13): ``path`` (a GET) or ``METHOD path`` ->
+#: (summary, parameters, responses).
+HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] = {
+    "/rooms": (
+        "The public lobby (13.2)",
+        [],
+        {
+            "200": _json(
+                {
+                    "type": "object",
+                    "properties": {
+                        "rooms": {"type": "array", "items": {"$ref": _SCHEMAS + "RoomSummary"}}
+                    },
+                    "required": ["rooms"],
+                },
+                "The public rooms, finished ones until they expire.",
+            )
+        },
+    ),
+    "/rooms/{id}": (
+        "A room's snapshot (13.3)",
+        [_ROOM_ID, _INVITE],
+        {
+            "200": _json({"$ref": _SCHEMAS + "Snapshot"}, "A `snapshot` message."),
+            "403": _error("`invite_required`: a private room without its invite code."),
+            "404": _error("`room_not_found`."),
+        },
+    ),
+    "/rooms/{id}/events": (
+        "A room's event log, paginated (13.4)",
+        [
+            _ROOM_ID,
+            _INVITE,
+            {
+                "name": "after",
+                "in": "query",
+                "required": False,
+                "description": "Events with seq > after (default 0).",
+                "schema": {"type": "integer", "minimum": 0, "default": 0},
+            },
+            {
+                "name": "limit",
+                "in": "query",
+                "required": False,
+                "description": "At most this many events (default 500).",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 500},
+            },
+        ],
+        {
+            "200": _json(_events_page(), "One page of events."),
+            "400": _error("`invalid_field` or `out_of_range`: a bad `after` or `limit`."),
+            "403": _error("`invite_required`."),
+            "404": _error("`room_not_found`."),
+        },
+    ),
+    "/rooms/{id}/analysis": (
+        "A game's decisions against optimal play (13.7)",
+        [_ROOM_ID, _INVITE],
+        {
+            "200": _json({"$ref": _SCHEMAS + "GameAnalysis"}, "The analysis so far."),
+            "403": _error("`invite_required`."),
+            "404": _error("`room_not_found`."),
+            "503": _error("`unavailable`: the strategy table is loading (Retry-After)."),
+        },
+    ),
+    "/lobby": (
+        "The public lobby as Server-Sent Events (13.6)",
+        [],
+        {
+            "200": _text("text/event-stream", "`rooms` events: the whole list when it changes."),
+            "429": _error("`rate_limited`: too many streams from this address or process."),
+            "503": _error("`unavailable`: the server holds as many connections as it may."),
+        },
+    ),
+    "/healthz": (
+        "Liveness (13.5)",
+        [],
+        {"200": _text("text/plain", "`ok`.")},
+    ),
+    "/readyz": (
+        "Readiness (13.5)",
+        [],
+        {
+            "200": _json(
+                {"type": "object", "properties": {"ready": {"const": True}}, "required": ["ready"]},
+                "Ready to serve.",
+            ),
+            "503": _json(
+                {
+                    "type": "object",
+                    "properties": {"ready": {"const": False}, "reason": {"type": "string"}},
+                    "required": ["ready"],
+                },
+                "Not ready (starting, storage unreachable, shutting down).",
+            ),
+        },
+    ),
+    "/metrics": (
+        "Prometheus metrics (13.5)",
+        [],
+        {"200": _text("text/plain", "The Prometheus text format.")},
+    ),
+    "POST /players": (
+        "A guest player and its player token (13.8, v1.3)",
+        [],
+        {
+            "201": _json(_object("player", "name", "token"), "The guest; the token, this once."),
+            "400": _error("`invalid_name`."),
+            "409": _error("`name_taken`."),
+            "429": _error("`rate_limited`."),
+            **_DATABASE,
+        },
+    ),
+    "/players/me": (
+        "Who the Bearer credential names (13.9, v1.3)",
+        [_BEARER],
+        {"200": _json(_object("player", "name", "linked"), "The player."), **_CREDENTIAL},
+    ),
+    "POST /players/me/link": (
+        "A guest linked to a JWT's subject (13.8, v1.3)",
+        [_BEARER],
+        {
+            "200": _json(_object("player", "name", "linked"), "The linked player."),
+            "409": _error("`identity_linked`."),
+            **_CREDENTIAL,
+        },
+    ),
+    "DELETE /players/me/token": (
+        "Revokes the Bearer player token (13.8, v1.3)",
+        [_BEARER],
+        {"200": _json(_object("player", "revoked"), "Revoked."), **_CREDENTIAL},
+    ),
+    "/players/{id}": (
+        "A player's profile (13.10, v1.3)",
+        [_id("A player id."), _BEARER],
+        {
+            "200": _json(_object("player", "name", "since_ms", "linked", "games"), "Profile."),
+            "404": _error("`player_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/players/{id}/games": (
+        "A player's archived games, newest first (13.11, v1.3)",
+        [_id("A player id."), _BEARER, _query("limit", 1, 100, 20), _query("before", 0)],
+        {
+            "200": _json(_object("player", "games", "next_before"), "One page of games."),
+            "404": _error("`player_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/games/{id}": (
+        "One archived game with its event log (13.12, v1.3)",
+        [_id("A game id (`<room>.<n>`) or a room id."), _BEARER],
+        {
+            "200": _json(_object("game", "room", "outcome", "players", "events"), "The game."),
+            "404": _error("`game_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/games/export": (
+        "Every public archived game since `since`, as NDJSON (13.13, v1.3)",
+        [_query("since", 0)],
+        {"200": _text("application/x-ndjson", "One game a line, oldest first."), **_DATABASE},
+    ),
+}
+
+
+def openapi(schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the HTTP API."""
+    schemas = _components(schema)
+    schemas["HttpError"] = {"title": "HttpError", **_ERROR_BODY}
+    paths: dict[str, dict[str, Any]] = {}
+    for route, (summary, parameters, responses) in HTTP_ROUTES.items():
+        method, _, path = route.rpartition(" ")
+        method = (method or "GET").lower()
+        paths.setdefault(path, {})[method] = {
+            "summary": summary,
+            "operationId": method
+            + "".join(part.strip("{}").capitalize() for part in path.split("/") if part),
+            **({"parameters": parameters} if parameters else {}),
+            "responses": responses,
+        }
+    return {
+        "openapi": "3.1.0",
+        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+        "info": {
+            "title": "Yahtzee service HTTP API",
+            "version": VERSION,
+            "description": (
+                "The HTTP API of the Yahtzee service (protocol/SPEC.md section 13 is "
+                "normative). Generated by `python -m protocol.tools.generate`."
+            ),
+        },
+        "servers": [{"url": "http://localhost:8000", "description": "A development server."}],
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
