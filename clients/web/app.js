@@ -97,6 +97,16 @@ const FRIENDLY = {
   box_not_allowed: "The Joker rule does not allow that box with these dice.",
   unknown_box: "This game has no such box.",
   invalid_name: "That name cannot be used: pick another one.",
+  // Remembered players (v1.3).
+  bad_player_token: "This browser's player is not known here any more: you play as a guest.",
+  player_token_revoked: "This browser's player was signed out: you play as a guest.",
+  bad_jwt: "Your sign-in could not be checked. Sign in again.",
+  jwt_expired: "Your sign-in has expired. Sign in again.",
+  foreign_jwt: "That sign-in is not for this server.",
+  name_taken: "Another player already has that name: pick another one.",
+  identity_linked: "That player is already linked to an account.",
+  player_not_found: "No player has this address.",
+  game_not_found: "That game is not in the archive.",
   // The page's own (the client library and the HTTP helpers).
   closed: "The connection to the server was closed. Reload the page.",
   connection_lost: "The connection dropped: reconnecting…",
@@ -534,7 +544,28 @@ function onEvent(ev) {
   if (!wasMyTurn && myTurn()) alertMyTurn();
   render();
   if (cheer) celebrate(cheer);
+  if (ev.type === "rematch_offered") onRematchOffered(ev);
   maybeAutoStart();
+}
+
+/**
+ * A rematch was offered (v1.3): a spectator follows to the new room; another player is asked
+ * (Accept sends the same offer, which seats them in the same room).
+ */
+function onRematchOffered(ev) {
+  if (!session || !model) return;
+  if (session.role === "spectator") {
+    notify("A rematch: following the players to the new table.");
+    followRematch(ev.rematch_room, ev.invite_code ?? null);
+  } else if (ev.player !== session.player) {
+    notify(`${nameOf(model, ev.player)} offers a rematch`, { label: "Accept", run: rematch });
+  }
+}
+
+/** A spectator watches the rematch room instead. */
+async function followRematch(room, inviteCode) {
+  await client.leave().catch(() => {});
+  await watchRoom(room, inviteCode);
 }
 
 /** The words of a celebration for a Yahtzee scored (or an extra one), else null. */
@@ -565,7 +596,7 @@ function announceEvent(ev, line) {
   } else if (cpu && ["scored", "bonus_taken"].includes(ev.type) && line) {
     announce(line.replace(mover.name, `${mover.name}${cpu}`));
   } else if (["scored", "bonus_taken", "game_over", "game_started", "player_joined",
-    "player_left"].includes(ev.type)) {
+    "player_left", "rematch_offered"].includes(ev.type)) {
     announce(line);
   }
 }
@@ -759,10 +790,11 @@ async function playNow() {
   const button = $("play-now");
   button.setAttribute("aria-busy", "true");
   try {
+    // auto_start (v1.3): the seat this page takes is the last one, so the game starts with it.
     const created = await client.createRoom({ seats: count + 1, public: true,
       options: { first_player: "roll_off" }, computers: Array.from({ length: count },
-        () => ({ level })), hints: true, ...speedFields(speed) });
-    if (await joinRoom(created.room, created.invite_code)) await client.start();
+        () => ({ level })), hints: true, auto_start: true, ...speedFields(speed) });
+    await joinRoom(created.room, created.invite_code);
   } catch (err) {
     fail(err);
   } finally {
@@ -774,7 +806,7 @@ async function playNow() {
 async function playFriend() {
   try {
     const created = await client.createRoom({ seats: 2, public: false,
-      options: { first_player: "roll_off" }, hints: true });
+      options: { first_player: "roll_off" }, hints: true, auto_start: true });
     await joinRoom(created.room, created.invite_code);
   } catch (err) { fail(err); }
 }
@@ -799,12 +831,12 @@ async function quickPlay() {
   const open = rooms.filter((r) => r.status === "lobby" && r.open_seats > 0)
     .sort((a, b) => a.open_seats - b.open_seats);
   for (const room of open) {
-    if (await joinRoom(room.room, null, { auto: true })) return;
+    if (await joinRoom(room.room, null, room.auto_start ? {} : { auto: true })) return;
   }
   try {
     const created = await client.createRoom({ seats: 2, public: true,
-      options: { first_player: "roll_off" } });
-    await joinRoom(created.room, created.invite_code, { auto: true });
+      options: { first_player: "roll_off" }, auto_start: true });
+    await joinRoom(created.room, created.invite_code);
   } catch (err) { fail(err); }
 }
 
@@ -821,25 +853,35 @@ async function removeComputer(player) {
 }
 
 /**
- * Rematch with the same players: a room with the same settings, created with a create_key that
- * every player of the old room derives alike, so (with a server that keeps create keys per
- * key, not per connection) everyone who clicks Rematch lands in the same new room. It starts
- * by itself once every seat is taken.
+ * Rematch (v1.3): `offer_rematch` creates the rematch room at the first offer (same seats,
+ * options and computers; it starts by itself once every seat is taken) and seats this player
+ * there; every other player's offer (Accept) lands in the same room. The page leaves the
+ * finished room and takes the seat with its token. A full rematch can be watched.
  */
 async function rematch() {
-  const key = `rematch-${model.room}-${session.inviteCode || "public"}`.slice(0, 64);
-  // The computers come back with their names and levels (seated first, as in the old room).
-  const computers = model.players.filter((p) => p.computer)
-    .map((p) => ({ level: p.computer, name: p.name }));
+  if (!session || session.role !== "player" || !model || model.status !== "finished") return;
+  const name = session.name;
+  const button = $("rematch");
+  button.setAttribute("aria-busy", "true");
   try {
-    const created = await client.createRoom({ seats: model.players.length,
-      public: model.public, turn_seconds: model.turnSeconds, options: model.options,
-      computers, hints: model.hints !== false, create_key: key.padEnd(16, "-"),
-      ...(computers.length ? speedFields(localStorage.getItem(SPEED_KEY) || "fast") : {}) });
-    const inviteCode = created.invite_code || null;
+    const offer = await client.offerRematch();
+    const inviteCode = offer.invite_code || null;
+    if (!offer.token) {
+      notify("Every seat of the rematch is taken, but you can watch it.",
+        { label: "Watch it", run: () => followRematch(offer.room, inviteCode) });
+      return;
+    }
     await client.leave().catch(() => {});
-    await joinRoom(created.room, inviteCode, { auto: true });
-  } catch (err) { fail(err); }
+    entering = { room: offer.room, inviteCode };
+    await client.rejoin(offer.room, offer.token);
+    client.session.inviteCode = inviteCode;
+    enterRoom({ room: offer.room, role: "player", token: offer.token, player: offer.player,
+      inviteCode, name });
+  } catch (err) {
+    fail(err);
+  } finally {
+    button.removeAttribute("aria-busy");
+  }
 }
 
 function backToLobby() {
@@ -1730,13 +1772,28 @@ function renderGameOver(me) {
       (t.yahtzee_bonus ? `, Yahtzee bonus ${t.yahtzee_bonus}` : "") + ")" : "";
     return el("li", {}, `${r.name}: ${r.total}`, el("span", { class: "muted" }, detail));
   }));
-  $("rematch").hidden = !me;
+  renderRematch(me);
   renderVerification();
   $("analysis").hidden = false;
   const context = analysisContext(model, [...roomEvents.values()].sort((a, b) => a.seq - b.seq),
     me, session.inviteCode || null);
   if (!analysis || analysis.room !== model.room) loadAnalysis(model.room);
   else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room), context);
+}
+
+/** The rematch at game over: Rematch, or who offered it and Accept; spectators of a room
+ * whose rematch they did not see offered may watch it. */
+function renderRematch(me) {
+  const offered = model.rematchRoom;
+  const by = model.rematchBy;
+  const mine = Boolean(me && by === me);
+  $("rematch").hidden = !me || mine;
+  $("rematch").textContent = offered ? "Accept" : "Rematch";
+  $("rematch-offer").hidden = !offered;
+  $("rematch-offer-text").textContent = !offered ? ""
+    : mine ? "You offered a rematch."
+      : by ? `${nameOf(model, by)} offers a rematch` : "A rematch was offered";
+  $("watch-rematch").hidden = Boolean(me) || !offered;
 }
 
 // ------------------------------------------------------------------ fair dice
@@ -1980,6 +2037,9 @@ function wireControls() {
   $("roll").addEventListener("click", roll);
   $("start").addEventListener("click", startGame);
   $("rematch").addEventListener("click", rematch);
+  $("watch-rematch").addEventListener("click", () => {
+    if (model && model.rematchRoom) followRematch(model.rematchRoom, model.rematchInvite);
+  });
   $("verify-dice").addEventListener("click", verifyDice);
   $("back").addEventListener("click", async () => {
     await client.leave().catch(() => {});

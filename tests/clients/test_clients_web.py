@@ -1544,3 +1544,70 @@ async def test_without_a_database_the_page_plays_anonymously_and_silently(pages:
     assert "/players" in {_path(url) for url in pages.requests}  # it asked, was told 503
     await expect(page.locator("#notice")).to_be_hidden()
     await expect(page.locator("#profile-link")).to_be_hidden()
+
+
+async def test_rematch_offered_accepted_and_followed_by_the_spectator(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    ann, bob, eve = await pages.open(), await pages.open(), await pages.open()
+    await ann.fill("#name", "Ann Again")
+    await ann.click("#more summary")
+    await ann.fill("#seats", "2")
+    await ann.select_option("#first-player", "seat_order")
+    await ann.click("#create-button")
+    await expect(ann.locator("#waiting")).to_contain_text("1/2 seated")
+    room = (await ann.locator("#room-id").text_content()) or ""
+    await bob.fill("#name", "Bob Again")
+    await bob.locator(f'#rooms li[data-room="{room}"] button.join').click()
+    await eve.locator(f'#rooms li[data-room="{room}"] button.watch').click()
+    await expect(eve.locator("#role")).to_have_text("spectating")
+    await expect(ann.locator("#waiting")).to_contain_text("2/2 seated")
+    await ann.click("#start")
+    players = {
+        await ann.evaluate("window.yahtzee.session.player"): ann,
+        await bob.evaluate("window.yahtzee.session.player"): bob,
+    }
+    for turn in range(1, 27):
+        await eve.wait_for_function(
+            "(() => { const m = window.yahtzee.model;"
+            " return m && m.phase === 'awaiting_roll' && !m.turnOver; })()"
+        )
+        page = players[await model(eve, "m.current")]
+        await expect(page.locator("#roll")).to_have_text("Roll (3 left)")
+        await page.click("#roll")
+        await score_first_open_box(page)
+        await expect(eve.locator("#scorecard td.filled")).to_have_count(turn)
+    for page in (ann, bob, eve):
+        await expect(page.locator("#game-over")).to_be_visible()
+    await expect(ann.locator("#rematch")).to_have_text("Rematch")
+    await expect(eve.locator("#rematch")).to_be_hidden()
+
+    # Ann offers: she moves to the rematch room at once (same settings), waiting for Bob.
+    await ann.click("#rematch")
+    await expect(ann.locator("#room-id")).not_to_have_text(room)
+    rematch_room = (await ann.locator("#room-id").text_content()) or ""
+    await expect(ann.locator("#waiting")).to_contain_text("1/2 seated")
+    await expect(ann.locator("#room-options")).to_contain_text("first player: seat order")
+
+    # Bob is asked; the spectator follows the players to the new table.
+    await expect(bob.locator("#rematch-offer-text")).to_have_text("Ann Again offers a rematch")
+    await expect(bob.locator("#notice")).to_contain_text("Ann Again offers a rematch")
+    await expect(bob.locator("#rematch")).to_have_text("Accept")
+    await expect(eve.locator("#room-id")).to_have_text(rematch_room)
+    await expect(eve.locator("#role")).to_have_text("spectating")
+    await bob.screenshot(path=_shot("web-rematch-offer.png"), full_page=True)
+
+    # Bob accepts: the same room; the last seat taken starts the game by itself.
+    await bob.click("#rematch")
+    await expect(bob.locator("#room-id")).to_have_text(rematch_room)
+    for page in (ann, bob, eve):
+        await expect(page.locator("#turn")).to_contain_text("round 1")
+    await expect(ann.locator("#turn")).to_have_text("Your turn (round 1)")
+    await expect(eve.locator("#scorecard thead")).to_contain_text("Bob Again")
+    assert await model(eve, "m.autoStart") is True
+
+    # A late spectator of the finished room sees the offer and may watch the rematch.
+    late = await pages.open(f"/#/watch/{room}")
+    await expect(late.locator("#rematch-offer-text")).to_have_text("A rematch was offered")
+    await late.click("#watch-rematch")
+    await expect(late.locator("#room-id")).to_have_text(rematch_room)
