@@ -14,20 +14,30 @@ The functions block (``urllib``): call them from asyncio code with ``asyncio.to_
 from __future__ import annotations
 
 import json
+import os
+import re
+import secrets
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = [
     "Guest",
     "PlayersError",
     "create_guest",
+    "default_player_file",
     "fetch_game",
     "fetch_games",
     "fetch_me",
     "fetch_profile",
+    "forget_guest",
+    "guest_name",
+    "load_guest",
+    "remembered_guest",
 ]
 
 TIMEOUT_SECONDS = 10.0
@@ -137,3 +147,91 @@ def fetch_game(base_url: str, game: str, *, token: str | None = None) -> dict[st
     a private game only with the token of one of its players."""
     answer: dict[str, Any] = _request(base_url, "GET", f"/games/{_quote(game)}", token=token)
     return answer
+
+
+# ------------------------------------------------------------------ the terminal's memory
+
+
+def default_player_file() -> Path:
+    """Where a terminal client keeps its players: ``$YAHTZEE_PLAYER_FILE``, else
+    ``$XDG_CONFIG_HOME/yahtzee/players.json`` (``~/.config/yahtzee/players.json``)."""
+    given = os.environ.get("YAHTZEE_PLAYER_FILE")
+    if given:
+        return Path(given)
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "yahtzee" / "players.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_guest(path: Path, base_url: str) -> Guest | None:
+    """The guest kept in ``path`` for the server at ``base_url`` (one per server), or None."""
+    entry = _read(path).get(base_url.rstrip("/"))
+    if not isinstance(entry, dict):
+        return None
+    try:
+        return Guest(player=entry["player"], name=entry["name"], token=entry["token"])
+    except (TypeError, KeyError):
+        return None
+
+
+def _save(path: Path, base_url: str, guest: Guest | None) -> None:
+    data = _read(path)
+    if guest is None:
+        data.pop(base_url.rstrip("/"), None)
+    else:
+        data[base_url.rstrip("/")] = {
+            "player": guest.player,
+            "name": guest.name,
+            "token": guest.token,
+        }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # The tokens are secrets: the file is readable by its owner only, from its creation on.
+    fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(data, out, indent=2)
+    os.replace(path.with_suffix(".tmp"), path)
+
+
+def forget_guest(path: Path, base_url: str) -> None:
+    """Drop the guest kept for ``base_url`` (its token was refused)."""
+    _save(path, base_url, None)
+
+
+def guest_name(name: str) -> str | None:
+    """``name`` as a guest's name may be (2..24 letters, marks, digits, single spaces), or
+    None when too little of it is left."""
+    kept = "".join(
+        c if unicodedata.category(c)[0] in "LMN" else " "
+        for c in unicodedata.normalize("NFC", name)
+    )
+    cleaned = re.sub(" +", " ", kept).strip()[:24].strip()
+    return cleaned if len(cleaned) >= 2 else None
+
+
+def remembered_guest(path: Path, base_url: str, name: str) -> Guest | None:
+    """The guest kept for this server, else a new one (under ``name``, or with a number when
+    that is taken or not a guest's name), kept in ``path``. None when the server keeps no
+    players (503) or refuses (rate limit): play goes on anonymously."""
+    kept = load_guest(path, base_url)
+    if kept is not None:
+        return kept
+    wanted = guest_name(name)
+    names = [n for n in (wanted, wanted and f"{wanted[:17]} {secrets.randbelow(900) + 100}") if n]
+    names.append(f"Player {secrets.randbelow(900_000) + 100_000}")
+    for candidate in names:
+        try:
+            guest = create_guest(base_url, candidate)
+        except PlayersError as exc:
+            if exc.code in ("name_taken", "invalid_name"):
+                continue
+            return None
+        _save(path, base_url, guest)
+        return guest
+    return None
