@@ -1611,3 +1611,61 @@ async def test_rematch_offered_accepted_and_followed_by_the_spectator(pages: Pag
     await expect(late.locator("#rematch-offer-text")).to_have_text("A rematch was offered")
     await late.click("#watch-rematch")
     await expect(late.locator("#room-id")).to_have_text(rematch_room)
+
+
+async def test_waits_between_my_turns_against_three_computers_at_the_default_speed(
+    cpu_pages: Pages,
+) -> None:
+    """A whole Play now game against 3 computers at the page's default speed ("fast": the
+    room's computer_delay_ms is 250): how long the player waits from scoring to their next
+    turn, measured in the page (from their `scored` event to their `turn_changed`). The
+    figures are printed, not asserted: timing depends on the machine (the aim is under 5 s)."""
+    import statistics
+
+    from playwright.async_api import expect
+
+    page = await cpu_pages.open()
+    await page.evaluate("localStorage.removeItem('yahtzee.computerSpeed')")  # the default
+    await page.reload()
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await page.fill("#name", "Wendy Wait")
+    await page.click("#more summary")
+    await expect(page.locator("#play-speed")).to_have_value("fast")
+    await page.select_option("#play-computers", "3")
+    await page.evaluate(
+        """() => {
+            window.__waits = [];
+            let scoredAt = null;
+            window.yahtzee.client.on("event", (ev) => {
+              const s = window.yahtzee.session;
+              const me = s && s.player;
+              if (!me) return;
+              if (ev.type === "scored" && ev.player === me) scoredAt = performance.now();
+              if (ev.type === "turn_changed" && ev.player === me && scoredAt !== null) {
+                window.__waits.push(performance.now() - scoredAt);
+                scoredAt = null;
+              }
+            });
+        }"""
+    )
+    await page.click("#play-now")
+    await expect(page.locator("#scorecard thead .cpu")).to_have_count(3)
+    assert await model(page, "m.computerDelayMs") == 250
+    turns = 0
+    while True:
+        await page.wait_for_function(MY_TURN_OR_OVER, timeout=120_000)
+        if await model(page, "m.status") == "finished":
+            break
+        turns += 1
+        await page.click("#roll")
+        await expect(page.locator("#dice .die.blank")).to_have_count(0)
+        await score_first_open_box(page)
+    assert turns == 13
+    waits = [w / 1000 for w in await page.evaluate("window.__waits")]
+    assert len(waits) == 12
+    print(
+        f"\nwaits between my turns against 3 computers at 'fast' (250 ms a move), "
+        f"{len(waits)} waits: max {max(waits):.2f} s, median {statistics.median(waits):.2f} s, "
+        f"all: {', '.join(f'{w:.2f}' for w in waits)}"
+        f" (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
+    )
