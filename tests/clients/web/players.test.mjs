@@ -11,7 +11,7 @@ import WebSocket from "ws";
 import {
   CommandError, YahtzeeClient, createGuest, fetchGame, fetchMe, fetchPlayer, fetchPlayerGames,
 } from "../../../clients/web/yahtzee-client.js";
-import { applyEvent, fromSnapshot } from "../../../clients/web/room-model.js";
+import { applyEvent, describeEvent, fromSnapshot } from "../../../clients/web/room-model.js";
 
 const HTTP = process.env.YAHTZEE_TEST_HTTP;
 const DB_HTTP = process.env.YAHTZEE_TEST_DB_HTTP;
@@ -141,4 +141,23 @@ test("rematch: the offer seats the player in the new room, which starts when ful
   // one seat, taken by the offer: auto_start started the game
   assert.equal(seen.model.room, offer.room);
   assert.equal(seen.model.status, "playing");
+});
+
+test("the room model keeps the rematch: from the event, or the snapshot's rematch_room", () => {
+  const state = { id: "r1", status: "finished", public: false, max_seats: 2, turn_seconds: 0,
+    options: { rules: "yahtzee" }, host: "p1", players: [{ player: "p1", name: "Ann", seat: 0,
+      connected: true, forfeited: false, scorecard: {}, totals: {} }], phase: "finished",
+    order: ["p1"], current_player: null, round: 13, dice: [], held: [], roll_number: 0,
+    rolls_left: 0, preview: [], turn_deadline_ms: null, spectators: 0, auto_start: true,
+    computer_delay_ms: 250 };
+  const model = fromSnapshot({ type: "snapshot", room: "r1", seq: 9, state });
+  assert.deepEqual([model.rematchRoom, model.autoStart, model.computerDelayMs], [null, true, 250]);
+  const ev = { type: "rematch_offered", room: "r1", seq: 10, player: "p1", rematch_room: "r2",
+    invite_code: "c0de" };
+  assert.equal(describeEvent(model, ev), "Ann offers a rematch");
+  applyEvent(model, ev);
+  assert.deepEqual([model.rematchRoom, model.rematchBy, model.rematchInvite], ["r2", "p1", "c0de"]);
+  const late = fromSnapshot({ type: "snapshot", room: "r1", seq: 10,
+    state: { ...state, rematch_room: "r2" } });
+  assert.deepEqual([late.rematchRoom, late.rematchBy], ["r2", null]);
 });
