@@ -136,8 +136,15 @@ def _play(args: argparse.Namespace) -> int:
             public=not args.private,
             hints=not args.no_hints,
         )
+    from clients.players import default_player_file
+
     app = PlayApp(
-        url=args.url, name=args.name, room=args.room, invite_code=args.invite, computer=computer
+        url=args.url,
+        name=args.name,
+        room=args.room,
+        invite_code=args.invite,
+        computer=computer,
+        player_file=None if args.anonymous else default_player_file(),
     )
     app.run()
     return app.return_code or 0
@@ -188,6 +195,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     play.add_argument(
         "--no-hints", action="store_true", help="with --computer: a room without the advisor"
+    )
+    play.add_argument(
+        "--anonymous",
+        action="store_true",
+        help="play without a remembered player (by default a guest is kept per server in "
+        "$YAHTZEE_PLAYER_FILE or ~/.config/yahtzee/players.json, and the lobby lists its "
+        "last games, when the server has a database)",
     )
     _add_room_options(play)
     play.set_defaults(func=_play)

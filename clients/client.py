@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 import websockets
+from msgspec import UnsetType
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.typing import Subprotocol
@@ -103,6 +104,7 @@ from protocol import (
     RejoinResult,
     Release,
     ReleaseResult,
+    RememberedPlayer,
     RemoveComputer,
     RemoveComputerResult,
     Roll,
@@ -213,6 +215,7 @@ class Client:
         on_status: Callable[[Status], None] | None = None,
         max_buffered_events: int = 10_000,
         max_retries: int = 3,
+        player_token: str | None = None,
     ) -> None:
         self.url = url
         self.encoding = Encoding(encoding)
@@ -224,6 +227,11 @@ class Client:
         self.on_status = on_status
         self.max_buffered_events = max_buffered_events
         self.max_retries = max_retries
+        # v1.3: a player token of POST /players (or a JWT), sent as `Authorization: Bearer` on
+        # every handshake; a secret, never logged (kept out of repr and of every message).
+        self._player_token = player_token
+        #: who the credential names, from the `hello` of :meth:`connect` (None: anonymous)
+        self.remembered: RememberedPlayer | None = None
 
         self.welcome: Welcome | None = None
         self.model: RoomModel | None = None
@@ -269,8 +277,17 @@ class Client:
         ws = await self._open()
         welcome = await self._read_welcome(ws)
         self._supervisor = asyncio.create_task(self._supervise(ws), name="yahtzee-client")
-        if self.client_name:
-            await self.hello(self.client_name)
+        if self.client_name or self._player_token is not None:
+            # With a player token the answer names the remembered player; a refused token
+            # raises CommandError here (bad_player_token, player_token_revoked, unsupported on
+            # a server without a database, ...): the caller may connect again without it.
+            try:
+                hello = await self.hello(self.client_name)
+            except BaseException:
+                await self.close()
+                raise
+            if not isinstance(hello.player, UnsetType):
+                self.remembered = hello.player
         return welcome
 
     async def close(self) -> None:
@@ -324,8 +341,14 @@ class Client:
     async def _open(self) -> ClientConnection:
         subprotocol = subprotocol_for(self.encoding)
         try:
+            headers = (
+                {"Authorization": f"Bearer {self._player_token}"}
+                if self._player_token is not None
+                else None
+            )
             return await websockets.connect(
                 self.url,
+                additional_headers=headers,
                 subprotocols=[Subprotocol(subprotocol)],
                 max_size=MAX_SERVER_FRAME_BYTES,
                 open_timeout=10,

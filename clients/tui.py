@@ -22,6 +22,12 @@ for everyone who asks, and a seat there; the table moves to it); the lobby's cre
 computer players (count and level), hints and the house variants; with many players the
 scorecard's columns shrink so that eight fit a 110-column terminal.
 
+Remembered players (protocol 1.3): ``yahtzee play`` keeps a guest per server in
+``~/.config/yahtzee/players.json`` (``clients.players``: made with ``POST /players`` the first
+time, its token readable by the owner only, presented as ``Authorization: Bearer``), so its
+games are archived under the player; the lobby lists the player's last games (``GET
+/players/{id}/games``). A server without a database: anonymous, as before.
+
 Both use :class:`clients.client.Client`, so a dropped connection is resumed by itself. Text that
 comes from other people (names) is always wrapped in ``rich.text.Text``, never parsed as markup.
 """
@@ -34,6 +40,7 @@ import math
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -57,6 +64,13 @@ from textual.widgets import (
 
 from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
 from clients.model import RoomModel
+from clients.players import (
+    Guest,
+    PlayersError,
+    fetch_games,
+    forget_guest,
+    remembered_guest,
+)
 from clients.verify import FetchError, fetch_analysis, http_url
 from protocol import (
     BonusTaken,
@@ -86,6 +100,11 @@ from protocol import (
     Snapshot,
     Toggle,
     TurnChanged,
+)
+
+# hello's refusals of a stored player token (v1.3): the token is forgotten, play goes on anonymously
+TOKEN_REFUSALS = frozenset(
+    {"bad_player_token", "player_token_revoked", "unsupported", "unavailable"}
 )
 
 __all__ = [
@@ -375,6 +394,8 @@ class LobbyScreen(Screen[None]):
                 yield Input(placeholder="invite code (private rooms)", id="invite", max_length=32)
                 yield Button("Join", id="join-id", variant="primary")
                 yield Button("Watch", id="watch-id")
+            yield Label("Your last games", id="history-title")
+            yield DataTable(id="history", cursor_type="row")
         yield Footer()
 
     @property
@@ -384,6 +405,8 @@ class LobbyScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one("#rooms", DataTable)
         table.add_columns("Room", "Players", "Seats", "Status", "Rules", "Watching")
+        history = self.query_one("#history", DataTable)
+        history.add_columns("Finished", "Room", "Rules", "Place", "Total", "Accuracy")
         self.action_refresh()
         self.set_interval(5.0, self._refresh_when_shown)
 
@@ -391,8 +414,51 @@ class LobbyScreen(Screen[None]):
         if self.app.screen is self:
             self.action_refresh()
 
+    @work(exclusive=True, group="history")
+    async def load_history(self) -> None:
+        """The remembered player's last games (v1.3), newest first; hidden when anonymous."""
+        app = client_app(self)
+        guest = app.guest
+        title, table = (
+            self.query_one("#history-title", Label),
+            self.query_one("#history", DataTable),
+        )
+        title.display = table.display = guest is not None
+        if guest is None:
+            return
+        try:
+            page = await asyncio.to_thread(
+                fetch_games, http_url(app.url), guest.player, limit=10, token=guest.token
+            )
+        except PlayersError as exc:
+            title.update(Text(f"Your last games: not available ({exc.code})"))
+            return
+        games = page.get("games") or []
+        title.update(Text(f"Your last games, as {guest.name}" + ("" if games else ": none yet")))
+        table.clear()
+        for g in games:
+            finished = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["finished_ms"] / 1000))
+            place = (
+                "abandoned"
+                if g["outcome"] == "abandoned"
+                else "left"
+                if g["forfeited"]
+                else f"{g['place']} of {g['players']}"
+            )
+            accuracy = g.get("accuracy")
+            table.add_row(
+                finished,
+                Text(g["room"]),
+                str((g.get("options") or {}).get("rules", "yahtzee")),
+                place,
+                str(g["total"]),
+                "-" if accuracy is None else f"{round(100 * accuracy)}%",
+                key=g["game"],
+            )
+
     @work(exclusive=True, group="rooms")
     async def action_refresh(self) -> None:
+        self.load_history()
         try:
             self.rooms = await self.client.list_rooms()
         except (CommandError, ClientClosedError) as exc:
@@ -1049,10 +1115,14 @@ class _ClientApp(App[None]):
 
     CSS = CSS
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, player_file: Path | None = None, name: str = "") -> None:
         super().__init__()
         self.url = url
         self.client = Client(url, on_status=self._on_status)
+        #: where remembered players are kept (None: anonymous), and the one this app plays as
+        self.player_file = player_file
+        self.guest: Guest | None = None
+        self._guest_name = name
 
     def _on_status(self, status: str) -> None:
         for screen in self.screen_stack:
@@ -1060,9 +1130,29 @@ class _ClientApp(App[None]):
                 screen.refresh_view()
 
     async def _connect(self) -> bool:
+        if self.player_file is not None:
+            base = http_url(self.url)
+            self.guest = await asyncio.to_thread(
+                remembered_guest, self.player_file, base, self._guest_name or "Player"
+            )
+            if self.guest is not None:
+                self.client = Client(
+                    self.url, on_status=self._on_status, player_token=self.guest.token
+                )
         try:
-            await self.client.connect()
-        except ConnectionFailedError as exc:
+            try:
+                await self.client.connect()
+            except CommandError as exc:
+                if self.guest is None or exc.code not in TOKEN_REFUSALS:
+                    raise
+                # The token was refused: forget it (unless the database is only away), and
+                # play anonymously.
+                if exc.code not in ("unsupported", "unavailable"):
+                    await asyncio.to_thread(forget_guest, self.player_file or Path(), base)
+                self.guest = None
+                self.client = Client(self.url, on_status=self._on_status)
+                await self.client.connect()
+        except (ConnectionFailedError, CommandError) as exc:
             self.exit(return_code=1, message=str(exc))
             return False
         self.pump()
@@ -1111,8 +1201,9 @@ class PlayApp(_ClientApp):
         room: str | None = None,
         invite_code: str | None = None,
         computer: ComputerGame | None = None,
+        player_file: Path | None = None,
     ) -> None:
-        super().__init__(url)
+        super().__init__(url, player_file=player_file, name=name)
         self.player_name = name
         self.start_room = room
         self.invite_code = invite_code

@@ -8,12 +8,18 @@
 // is kept in localStorage (a closed tab or a restarted browser offers "Resume game"; a reload
 // resumes at once), the table is drawn from the model after every event, and the lobby is live
 // (pushed by the server, GET /lobby). Protocol 1.2: computer players, the advisor (Hint), the
-// +100 take of `bonus_turn` rooms and the analysis of a finished game.
+// +100 take of `bonus_turn` rooms and the analysis of a finished game. Protocol 1.3: the page
+// remembers the player (a guest made with POST /players the first time it takes a seat, its
+// token kept in localStorage and presented in `hello` on every connection; never in a URL, never
+// logged), shows the profile and history (#/player/ID), replays archived games (GET /games/{id})
+// once their room left the server, and the rematch (offer_rematch; spectators follow). A server
+// without a database (POST /players answers 503) leaves the page anonymous, silently.
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
 import {
-  YahtzeeClient, fetchAnalysis, fetchEventLog, fetchRoom, fetchRooms, randomKey,
+  YahtzeeClient, createGuest, fetchAnalysis, fetchEventLog, fetchGame, fetchPlayer,
+  fetchPlayerGames, fetchRoom, fetchRooms, randomKey,
 } from "./yahtzee-client.js";
 import {
   BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
@@ -28,6 +34,8 @@ const SOUND_KEY = "yahtzee.sound";      // localStorage: "off" silences the page
 const LEVEL_KEY = "yahtzee.computerLevel";  // localStorage: the settings of "Play now"
 const COUNT_KEY = "yahtzee.computerCount";
 const SPEED_KEY = "yahtzee.computerSpeed";
+const IDENTITY_KEY = "yahtzee.identity";  // localStorage: the remembered player {player, name, token}
+const HISTORY_SHOWN = 20;            // games listed on a profile
 const LOBBY_POLL_MS = 3000;          // polling GET /rooms, when the lobby stream fails
 const LOBBY_STREAM_FAILURES = 3;     // stream errors in a row (no list between) before polling
 const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
@@ -89,6 +97,16 @@ const FRIENDLY = {
   box_not_allowed: "The Joker rule does not allow that box with these dice.",
   unknown_box: "This game has no such box.",
   invalid_name: "That name cannot be used: pick another one.",
+  // Remembered players (v1.3).
+  bad_player_token: "This browser's player is not known here any more: you play as a guest.",
+  player_token_revoked: "This browser's player was signed out: you play as a guest.",
+  bad_jwt: "Your sign-in could not be checked. Sign in again.",
+  jwt_expired: "Your sign-in has expired. Sign in again.",
+  foreign_jwt: "That sign-in is not for this server.",
+  name_taken: "Another player already has that name: pick another one.",
+  identity_linked: "That player is already linked to an account.",
+  player_not_found: "No player has this address.",
+  game_not_found: "That game is not in the archive.",
   // The page's own (the client library and the HTTP helpers).
   closed: "The connection to the server was closed. Reload the page.",
   connection_lost: "The connection dropped: reconnecting…",
@@ -130,7 +148,13 @@ function el(tag, attrs, ...children) {
 
 // ------------------------------------------------------------------ state
 
-const client = new YahtzeeClient(wsUrl(), { clientName: "yahtzee-web" });
+/** The remembered player of this browser ({player, name, token}) or null (v1.3). */
+let identity = storedIdentity();
+/** Set once the server said it keeps no players (503, `unsupported`): anonymous, silently. */
+let playersOff = false;
+let identityMaking = null;    // the POST /players under way
+const client = new YahtzeeClient(wsUrl(), { clientName: "yahtzee-web",
+  playerToken: identity ? identity.token : null });
 /** This tab's seat or watched room: {room, role, token?, player?, inviteCode?, name?, auto?,
  * seed?} */
 let session = null;
@@ -150,12 +174,83 @@ let analysis = null;
 let invitation = null;
 /** The dice check of the finished room: {room, status, verdict?} */
 let verification = null;
+/** The profile shown (#/player/ID): {player, status: "loading"|"ready"|"error", data?, games?,
+ * text?} */
+let profile = null;
 let scrolledFor = null;       // the turn whose column was last scrolled into view
 let celebrateTimer = null;
 
 function wsUrl() {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   return `${scheme}//${location.host}/ws`;
+}
+
+function storedIdentity() {
+  try {
+    const value = JSON.parse(localStorage.getItem(IDENTITY_KEY));
+    return value && value.player && value.token ? value : null;
+  } catch { return null; }
+}
+
+/** A guest name the server accepts (2..24 letters, digits, single spaces), or null. */
+function guestNameFrom(name) {
+  const cleaned = (name || "").normalize("NFC").replace(/[^\p{L}\p{M}\p{N} ]/gu, " ")
+    .replace(/ +/g, " ").trim().slice(0, 24).trim();
+  return cleaned.length >= 2 ? cleaned : null;
+}
+
+/**
+ * The remembered player, made the first time it is needed (a seat): a guest under the name
+ * being played (or "Player NNNNNN" when that one cannot be a guest's or is taken), its token
+ * kept in localStorage and presented on the connection before the seat is taken. Without a
+ * database (503), rate limited, or any other failure: null, and the page plays anonymously.
+ * @returns {Promise<object|null>}
+ */
+function ensureIdentity() {
+  if (identity || playersOff) return Promise.resolve(identity);
+  if (!identityMaking) {
+    identityMaking = makeIdentity().finally(() => { identityMaking = null; });
+  }
+  return identityMaking;
+}
+
+async function makeIdentity() {
+  const wanted = guestNameFrom(storedName());
+  const names = [wanted, wanted && `${wanted.slice(0, 17)} ${100 + Math.floor(Math.random() * 900)}`,
+    `Player ${100000 + Math.floor(Math.random() * 900000)}`].filter(Boolean);
+  for (const name of names) {
+    try {
+      const made = await createGuest("", name);
+      identity = { player: made.player, name: made.name, token: made.token };
+      localStorage.setItem(IDENTITY_KEY, JSON.stringify(identity));
+      if (!await client.setPlayerToken(identity.token) && !client.playerToken) return null;
+      renderIdentity();
+      return identity;
+    } catch (err) {
+      if (err && ["name_taken", "invalid_name"].includes(err.code)) continue;
+      if (err && ["unavailable", "http_503", "unsupported"].includes(err.code)) playersOff = true;
+      return null;
+    }
+  }
+  return null;
+}
+
+/** The server refused the stored token: a bad or revoked one is forgotten (a new guest is
+ * made at the next seat); without a database the page stays anonymous. Silently. */
+function onIdentityRefused(err) {
+  if (["unsupported", "unavailable"].includes(err.code)) {
+    playersOff = true;
+  } else {
+    identity = null;
+    localStorage.removeItem(IDENTITY_KEY);
+  }
+  renderIdentity();
+}
+
+function renderIdentity() {
+  const link = $("profile-link");
+  link.hidden = !identity;
+  if (identity) link.href = routeHash({ view: "player", room: identity.player });
 }
 
 function storedSeat() {
@@ -192,7 +287,7 @@ function parseRoute(hash = location.hash) {
     let parts;
     try { parts = path.split("/").filter(Boolean).map(decodeURIComponent); } catch { parts = []; }
     const invite = params.get("invite") || null;
-    if (["room", "watch", "replay"].includes(parts[0]) && parts[1]) {
+    if (["room", "watch", "replay", "player"].includes(parts[0]) && parts[1]) {
       return { view: parts[0], room: parts[1], invite, turn: intOrNull(params.get("turn")),
         roll: intOrNull(params.get("roll")) };
     }
@@ -231,6 +326,7 @@ function currentRoute() {
     return { view: session.role === "player" ? "room" : "watch", room: session.room,
       invite: session.inviteCode || null };
   }
+  if (profile) return { view: "player", room: profile.player };
   if (replay) {
     const turn = replay.turns[replay.at];
     return { view: "replay", room: replay.room, invite: replay.inviteCode || null,
@@ -273,6 +369,7 @@ async function followRoute(route) {
   if (route.view === "lobby") {
     invitation = null;
     replay = null;
+    profile = null;
     if (session && !await leave()) syncAddress();
     else render();
     return;
@@ -286,6 +383,13 @@ async function followRoute(route) {
       syncAddress();
       return;
     }
+  }
+  profile = null;
+  if (route.view === "player") {
+    invitation = null;
+    replay = null;
+    await openProfile(route.room);
+    return;
   }
   if (route.view === "replay") {
     invitation = null;
@@ -440,7 +544,28 @@ function onEvent(ev) {
   if (!wasMyTurn && myTurn()) alertMyTurn();
   render();
   if (cheer) celebrate(cheer);
+  if (ev.type === "rematch_offered") onRematchOffered(ev);
   maybeAutoStart();
+}
+
+/**
+ * A rematch was offered (v1.3): a spectator follows to the new room; another player is asked
+ * (Accept sends the same offer, which seats them in the same room).
+ */
+function onRematchOffered(ev) {
+  if (!session || !model) return;
+  if (session.role === "spectator") {
+    notify("A rematch: following the players to the new table.");
+    followRematch(ev.rematch_room, ev.invite_code ?? null);
+  } else if (ev.player !== session.player) {
+    notify(`${nameOf(model, ev.player)} offers a rematch`, { label: "Accept", run: rematch });
+  }
+}
+
+/** A spectator watches the rematch room instead. */
+async function followRematch(room, inviteCode) {
+  await client.leave().catch(() => {});
+  await watchRoom(room, inviteCode);
 }
 
 /** The words of a celebration for a Yahtzee scored (or an extra one), else null. */
@@ -471,7 +596,7 @@ function announceEvent(ev, line) {
   } else if (cpu && ["scored", "bonus_taken"].includes(ev.type) && line) {
     announce(line.replace(mover.name, `${mover.name}${cpu}`));
   } else if (["scored", "bonus_taken", "game_over", "game_started", "player_joined",
-    "player_left"].includes(ev.type)) {
+    "player_left", "rematch_offered"].includes(ev.type)) {
     announce(line);
   }
 }
@@ -548,6 +673,7 @@ function enterRoom(next) {
 /** A seat; the page adds a client seed of its own to the room's dice (protocol/fairdice.md). */
 async function joinRoom(room, inviteCode, extra = {}, nameField = "name") {
   const name = myName(nameField);
+  await ensureIdentity();  // the seat is linked to the remembered player (none: anonymous)
   entering = { room, inviteCode: inviteCode || null };
   const seed = `web-${randomKey(12)}`;
   try {
@@ -664,10 +790,11 @@ async function playNow() {
   const button = $("play-now");
   button.setAttribute("aria-busy", "true");
   try {
+    // auto_start (v1.3): the seat this page takes is the last one, so the game starts with it.
     const created = await client.createRoom({ seats: count + 1, public: true,
       options: { first_player: "roll_off" }, computers: Array.from({ length: count },
-        () => ({ level })), hints: true, ...speedFields(speed) });
-    if (await joinRoom(created.room, created.invite_code)) await client.start();
+        () => ({ level })), hints: true, auto_start: true, ...speedFields(speed) });
+    await joinRoom(created.room, created.invite_code);
   } catch (err) {
     fail(err);
   } finally {
@@ -679,7 +806,7 @@ async function playNow() {
 async function playFriend() {
   try {
     const created = await client.createRoom({ seats: 2, public: false,
-      options: { first_player: "roll_off" }, hints: true });
+      options: { first_player: "roll_off" }, hints: true, auto_start: true });
     await joinRoom(created.room, created.invite_code);
   } catch (err) { fail(err); }
 }
@@ -704,12 +831,12 @@ async function quickPlay() {
   const open = rooms.filter((r) => r.status === "lobby" && r.open_seats > 0)
     .sort((a, b) => a.open_seats - b.open_seats);
   for (const room of open) {
-    if (await joinRoom(room.room, null, { auto: true })) return;
+    if (await joinRoom(room.room, null, room.auto_start ? {} : { auto: true })) return;
   }
   try {
     const created = await client.createRoom({ seats: 2, public: true,
-      options: { first_player: "roll_off" } });
-    await joinRoom(created.room, created.invite_code, { auto: true });
+      options: { first_player: "roll_off" }, auto_start: true });
+    await joinRoom(created.room, created.invite_code);
   } catch (err) { fail(err); }
 }
 
@@ -726,25 +853,35 @@ async function removeComputer(player) {
 }
 
 /**
- * Rematch with the same players: a room with the same settings, created with a create_key that
- * every player of the old room derives alike, so (with a server that keeps create keys per
- * key, not per connection) everyone who clicks Rematch lands in the same new room. It starts
- * by itself once every seat is taken.
+ * Rematch (v1.3): `offer_rematch` creates the rematch room at the first offer (same seats,
+ * options and computers; it starts by itself once every seat is taken) and seats this player
+ * there; every other player's offer (Accept) lands in the same room. The page leaves the
+ * finished room and takes the seat with its token. A full rematch can be watched.
  */
 async function rematch() {
-  const key = `rematch-${model.room}-${session.inviteCode || "public"}`.slice(0, 64);
-  // The computers come back with their names and levels (seated first, as in the old room).
-  const computers = model.players.filter((p) => p.computer)
-    .map((p) => ({ level: p.computer, name: p.name }));
+  if (!session || session.role !== "player" || !model || model.status !== "finished") return;
+  const name = session.name;
+  const button = $("rematch");
+  button.setAttribute("aria-busy", "true");
   try {
-    const created = await client.createRoom({ seats: model.players.length,
-      public: model.public, turn_seconds: model.turnSeconds, options: model.options,
-      computers, hints: model.hints !== false, create_key: key.padEnd(16, "-"),
-      ...(computers.length ? speedFields(localStorage.getItem(SPEED_KEY) || "fast") : {}) });
-    const inviteCode = created.invite_code || null;
+    const offer = await client.offerRematch();
+    const inviteCode = offer.invite_code || null;
+    if (!offer.token) {
+      notify("Every seat of the rematch is taken, but you can watch it.",
+        { label: "Watch it", run: () => followRematch(offer.room, inviteCode) });
+      return;
+    }
     await client.leave().catch(() => {});
-    await joinRoom(created.room, inviteCode, { auto: true });
-  } catch (err) { fail(err); }
+    entering = { room: offer.room, inviteCode };
+    await client.rejoin(offer.room, offer.token);
+    client.session.inviteCode = inviteCode;
+    enterRoom({ room: offer.room, role: "player", token: offer.token, player: offer.player,
+      inviteCode, name });
+  } catch (err) {
+    fail(err);
+  } finally {
+    button.removeAttribute("aria-busy");
+  }
 }
 
 function backToLobby() {
@@ -981,9 +1118,7 @@ function renderInvitation() {
  */
 async function openReplay(room, { turn = null, roll = null, inviteCode = null } = {}) {
   try {
-    const options = { inviteCode: inviteCode || null };
-    const [snapshot, events] = await Promise.all([fetchRoom("", room, options),
-      fetchEventLog("", room, options)]);
+    const { snapshot, events, archived } = await gameLog(room, inviteCode);
     const start = initialModel(snapshot);
     const states = [structuredClone(start)];
     const lines = ["Before the first move"];
@@ -1010,8 +1145,9 @@ async function openReplay(room, { turn = null, roll = null, inviteCode = null } 
       forgetSeat();
     }
     invitation = null;
+    profile = null;
     replay = { room, inviteCode: inviteCode || null, states, lines, turns, rolls, at: 0,
-      analysis: null, events };
+      analysis: null, events, archived };
     if (turn !== null) replay.at = stepOf(turn, roll);
     stopLobbyFeed();
     render();
@@ -1020,6 +1156,107 @@ async function openReplay(room, { turn = null, roll = null, inviteCode = null } 
     fail(err);
     render();
   }
+}
+
+/**
+ * A finished game's first snapshot and whole log: from the room while the server keeps it,
+ * else from the archive (`GET /games/{id}`, v1.3; a private game with this browser's player
+ * token), whose answer holds the room's settings and every event.
+ */
+async function gameLog(room, inviteCode) {
+  const options = { inviteCode: inviteCode || null };
+  try {
+    const [snapshot, events] = await Promise.all([fetchRoom("", room, options),
+      fetchEventLog("", room, options)]);
+    return { snapshot, events, archived: false };
+  } catch (err) {
+    if (!err || !["room_not_found", "http_404", "invite_required"].includes(err.code)) throw err;
+    let game;
+    try {
+      game = await fetchGame("", room, { token: identity ? identity.token : null });
+    } catch { throw err; }  // not archived either: the room's refusal says it best
+    return { snapshot: archivedSnapshot(game), events: game.events, archived: true };
+  }
+}
+
+/** A snapshot before the first move, from an archived game's settings. */
+function archivedSnapshot(game) {
+  return { type: "snapshot", room: game.room, seq: 0, state: {
+    id: game.room, status: "lobby", public: game.public, max_seats: game.seats,
+    turn_seconds: game.turn_seconds, options: game.options, host: null, players: [],
+    phase: "lobby", order: [], current_player: null, round: 0, dice: [], held: [],
+    roll_number: 0, rolls_left: 0, preview: [], turn_deadline_ms: null, spectators: 0,
+    hints: game.hints ?? null } };
+}
+
+// ------------------------------------------------------------------ profile and history (v1.3)
+
+/** A player's profile and last games (#/player/ID); the own one with the token (private
+ * games count then). */
+async function openProfile(player) {
+  if (session && !await leave()) return;
+  replay = null;
+  profile = { player, status: "loading" };
+  render();
+  const token = identity && identity.player === player ? identity.token : null;
+  try {
+    const [data, games] = await Promise.all([fetchPlayer("", player, { token }),
+      fetchPlayerGames("", player, { token, limit: HISTORY_SHOWN })]);
+    if (!profile || profile.player !== player) return;
+    profile = { player, status: "ready", data, games: games.games };
+  } catch (err) {
+    if (!profile || profile.player !== player) return;
+    const text = err && err.code === "player_not_found" ? "No player has this address."
+      : err && ["unavailable", "http_503"].includes(err.code)
+        ? "Player profiles are not available on this server right now."
+        : friendlyError(err);
+    profile = { player, status: "error", text };
+  }
+  render();
+}
+
+const percent = (rate) => (rate === null || rate === undefined ? "–"
+  : `${Math.round(rate * 100)}%`);
+
+function renderProfile() {
+  const p = profile;
+  const mine = Boolean(identity && identity.player === p.player);
+  $("profile-name").textContent = p.status === "ready"
+    ? `${p.data.name}${mine ? " (you)" : ""}` : "Player";
+  $("profile-status").textContent = p.status === "loading" ? "Loading…"
+    : p.status === "error" ? p.text : "";
+  $("profile-stats").hidden = p.status !== "ready";
+  $("profile-history").hidden = p.status !== "ready";
+  if (p.status !== "ready") return;
+  const d = p.data;
+  const stats = [
+    ["games", "Games", String(d.games)],
+    ["wins", "Wins", String(d.wins)],
+    ["average", "Average score", d.average_score === null ? "–" : d.average_score.toFixed(1)],
+    ["best", "Best score", d.best_score === null ? "–" : String(d.best_score)],
+    ["yahtzee-rate", "Games with a Yahtzee", percent(d.yahtzee_rate)],
+    ["bonus-rate", "Games with the upper bonus", percent(d.upper_bonus_rate)],
+    ["accuracy", "Accuracy (optimal decisions)", percent(d.accuracy)],
+  ];
+  $("profile-stats").replaceChildren(...stats.map(([key, label, value]) =>
+    el("div", { class: "stat", dataset: { stat: key } }, el("dt", {}, label),
+      el("dd", {}, value))));
+  $("no-history").hidden = p.games.length > 0;
+  $("profile-games").replaceChildren(...p.games.map((g) => {
+    const when = new Date(g.finished_ms).toLocaleString();
+    const rules = g.options && g.options.rules === "yatzy" ? "Yatzy" : "Yahtzee";
+    const place = g.outcome === "abandoned" ? "abandoned" : g.forfeited ? "left"
+      : `place ${g.place} of ${g.players}`;
+    const accuracy = g.accuracy === null || g.accuracy === undefined ? ""
+      : ` · accuracy ${percent(g.accuracy)}`;
+    return el("li", { dataset: { room: g.room, game: g.game } },
+      el("span", { class: "room-what" },
+        `${when} · ${rules} · ${g.total} points · ${place}${accuracy}` +
+        (g.public ? "" : " · private")),
+      el("span", { class: "room-buttons" },
+        el("a", { class: "replay-link", href: routeHash({ view: "replay", room: g.room }),
+          "aria-label": `Replay the game of ${when}` }, "Replay")));
+  }));
 }
 
 /** The step that shows turn `turn` (after its roll `roll`, when given). */
@@ -1119,12 +1356,17 @@ function stopLobbyFeed() {
 
 function render() {
   const inRoom = Boolean(session);
-  $("lobby").hidden = inRoom || Boolean(replay);
+  const onProfile = !inRoom && Boolean(profile);
+  $("lobby").hidden = inRoom || Boolean(replay) || onProfile;
   $("table").hidden = !inRoom;
-  $("replay").hidden = inRoom || !replay;
+  $("replay").hidden = inRoom || onProfile || !replay;
+  $("profile").hidden = !onProfile;
   if (inRoom) {
     stopLobbyFeed();
     renderTable();
+  } else if (onProfile) {
+    stopLobbyFeed();
+    renderProfile();
   } else if (replay) {
     renderReplay();
   } else {
@@ -1132,8 +1374,8 @@ function render() {
     startLobbyFeed();
   }
   document.title = myTurn() ? "▶ Your turn · Yahtzee"
-    : inRoom ? `Room ${session.room} · Yahtzee` : replay ? `Replay ${replay.room} · Yahtzee`
-      : "Yahtzee: play online, free";
+    : inRoom ? `Room ${session.room} · Yahtzee` : onProfile ? "Player profile · Yahtzee"
+      : replay ? `Replay ${replay.room} · Yahtzee` : "Yahtzee: play online, free";
   syncAddress();
 }
 
@@ -1530,13 +1772,28 @@ function renderGameOver(me) {
       (t.yahtzee_bonus ? `, Yahtzee bonus ${t.yahtzee_bonus}` : "") + ")" : "";
     return el("li", {}, `${r.name}: ${r.total}`, el("span", { class: "muted" }, detail));
   }));
-  $("rematch").hidden = !me;
+  renderRematch(me);
   renderVerification();
   $("analysis").hidden = false;
   const context = analysisContext(model, [...roomEvents.values()].sort((a, b) => a.seq - b.seq),
     me, session.inviteCode || null);
   if (!analysis || analysis.room !== model.room) loadAnalysis(model.room);
   else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room), context);
+}
+
+/** The rematch at game over: Rematch, or who offered it and Accept; spectators of a room
+ * whose rematch they did not see offered may watch it. */
+function renderRematch(me) {
+  const offered = model.rematchRoom;
+  const by = model.rematchBy;
+  const mine = Boolean(me && by === me);
+  $("rematch").hidden = !me || mine;
+  $("rematch").textContent = offered ? "Accept" : "Rematch";
+  $("rematch-offer").hidden = !offered;
+  $("rematch-offer-text").textContent = !offered ? ""
+    : mine ? "You offered a rematch."
+      : by ? `${nameOf(model, by)} offers a rematch` : "A rematch was offered";
+  $("watch-rematch").hidden = Boolean(me) || !offered;
 }
 
 // ------------------------------------------------------------------ fair dice
@@ -1696,7 +1953,7 @@ function renderAnalysis(container, state, retry, context) {
 
 function renderReplay() {
   const state = replay.states[replay.at];
-  $("replay-room").textContent = replay.room;
+  $("replay-room").textContent = replay.room + (replay.archived ? " (archived)" : "");
   $("replay-pos").textContent = `${replay.at} / ${replay.states.length - 1}`;
   $("replay-event").textContent = replay.lines[replay.at];
   $("replay-first").disabled = $("replay-prev").disabled = replay.at === 0;
@@ -1780,6 +2037,9 @@ function wireControls() {
   $("roll").addEventListener("click", roll);
   $("start").addEventListener("click", startGame);
   $("rematch").addEventListener("click", rematch);
+  $("watch-rematch").addEventListener("click", () => {
+    if (model && model.rematchRoom) followRematch(model.rematchRoom, model.rematchInvite);
+  });
   $("verify-dice").addEventListener("click", verifyDice);
   $("back").addEventListener("click", async () => {
     await client.leave().catch(() => {});
@@ -1794,6 +2054,7 @@ function wireControls() {
   $("replay-turn").addEventListener("change", () =>
     stepReplay(stepOf(Number($("replay-turn").value), null)));
   $("replay-close").addEventListener("click", () => { replay = null; render(); });
+  $("profile-close").addEventListener("click", () => { profile = null; render(); });
   $("replay-analysis-button").addEventListener("click", () => {
     loadAnalysis(replay.room, { replayView: true });
     renderReplay();
@@ -1868,6 +2129,8 @@ function init() {
   client.on("snapshot", onSnapshot);
   client.on("event", onEvent);
   client.on("notice", notify);
+  client.on("identity-refused", onIdentityRefused);
+  renderIdentity();
   client.on("resume-failed", (err) => {
     notify(`Could not return to room ${err.room}: ${friendlyError(err)}`);
     if (["bad_token", "room_not_found", "invite_required"].includes(err.code)) forgetSeat();
@@ -1894,7 +2157,7 @@ function init() {
     client.restore(session);
   } else if (route.view === "room") {
     showInvitation(route);
-  } else if (route.view === "replay") {
+  } else if (route.view === "replay" || route.view === "player") {
     follow(route);
   }
   render();
@@ -1911,6 +2174,8 @@ function init() {
 window.yahtzee = {
   get model() { return model; },
   get session() { return session; },
+  get identity() { return identity ? { player: identity.player, name: identity.name } : null; },
+  get profile() { return profile; },
   get client() { return client; },
   get lobbyMode() { return lobbyMode; },
   dropConnection() { client.dropConnection(); },

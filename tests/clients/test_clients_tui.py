@@ -602,3 +602,79 @@ async def test_the_create_form_offers_computers_hints_and_variants(
         assert model.hints is False
         assert model.options.upper_first.value == "on"
         assert model.options.bonus_turn.value == "on"
+
+
+async def test_the_lobby_lists_the_remembered_players_last_games(
+    db_server: LiveServer, tmp_path: Path
+) -> None:
+    """v1.3: ``play`` keeps a guest per server in its player file and the lobby lists the
+    player's last games (a server with a real PostgreSQL)."""
+    import json
+    import secrets
+    import stat
+
+    from clients.players import PlayersError, fetch_games, load_guest, remembered_guest
+    from clients.strategy import decide
+
+    player_file = tmp_path / "config" / "players.json"
+    name = f"Term Tess {secrets.randbelow(10**5)}"
+    guest = await asyncio.to_thread(remembered_guest, player_file, db_server.http, name)
+    assert guest is not None
+    assert guest.name == name
+    assert stat.S_IMODE(player_file.stat().st_mode) == 0o600  # the token is a secret
+    assert await asyncio.to_thread(remembered_guest, player_file, db_server.http, "X") == guest
+
+    # A game played as that player (the library, with the kept token), archived.
+    async with Client(db_server.ws, player_token=guest.token) as client:
+        created = await client.create_room(seats=1, first_player="seat_order")
+        await client.join(created.room, "Tess At The Table")
+        await client.start()
+        while True:
+            state = await client.wait_for(
+                lambda m: m.status.value == "finished" or m.current_player == client.player
+            )
+            if state.status.value == "finished":
+                break
+            if state.phase is Phase.AWAITING_ROLL:
+                await client.roll()
+                continue
+            move = decide(state.dice, state.rolls_left, state.preview)
+            if move.score:
+                await client.score(move.score)
+            else:
+                await client.roll(keep=move.keep)
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        try:
+            page = await asyncio.to_thread(fetch_games, db_server.http, guest.player)
+        except PlayersError:
+            page = {"games": []}
+        if page["games"]:
+            break
+        assert time.monotonic() < deadline, "the game was not archived in time"
+        await asyncio.sleep(0.1)  # polling interval of a bounded wait
+
+    app = PlayApp(db_server.ws, name=name, player_file=player_file)
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        assert app.client.remembered is not None
+        assert app.client.remembered.player == guest.player
+        history = app.screen.query_one("#history", DataTable)
+        await until(pilot, lambda: history.row_count == 1, "the last games")
+        assert str(history.get_row_at(0)[1]) == created.room
+        title = app.screen.query_one("#history-title", Static)
+        assert f"as {name}" in text_of(title)
+        ARTIFACTS.mkdir(exist_ok=True)
+        app.save_screenshot("tui-history.svg", str(ARTIFACTS))
+
+    # A token the server does not know any more is forgotten; play goes on anonymously.
+    data = json.loads(player_file.read_text())
+    data[db_server.http]["token"] = "ypt_" + "z" * 43
+    player_file.write_text(json.dumps(data))
+    app = PlayApp(db_server.ws, name=name, player_file=player_file)
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        assert app.guest is None
+        assert app.client.remembered is None
+        assert not app.screen.query_one("#history", DataTable).display
+    assert load_guest(player_file, db_server.http) is None

@@ -1412,3 +1412,260 @@ async def test_dark_mode_room_before_the_start_and_back(pages: Pages) -> None:
     await page.go_back()
     await expect(page.locator("#lobby")).to_be_visible()
     await expect(page.locator("#hero")).to_be_visible()
+
+
+# ------------------------------------------------------------ remembered players (protocol 1.3)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def db_pages(browser: Any, db_server: LiveServer) -> AsyncIterator[Pages]:
+    """Pages on the server with a real PostgreSQL: it remembers players, archives games."""
+    async with opened_pages(browser, db_server) as opened:
+        yield opened
+
+
+async def play_solo_on_the_page(page: Any, name: str) -> tuple[str, int]:
+    """A 1-seat room made with the form and played to its end on the page; room and total."""
+    from playwright.async_api import expect
+
+    await page.fill("#name", name)
+    await page.click("#more summary")
+    await page.fill("#seats", "1")
+    await page.click("#create-button")
+    await expect(page.locator("#start")).to_be_visible()
+    room = (await page.locator("#room-id").text_content()) or ""
+    await page.click("#start")
+    for turn in range(13):
+        await expect(page.locator("#roll")).to_have_text("Roll (3 left)")
+        await page.click("#roll")
+        buttons = page.locator("#scorecard td.mine button")
+        await expect(buttons.first).to_be_visible()
+        await buttons.first.click()
+        if await page.locator("#confirm").is_visible():
+            await page.click("#confirm-yes")
+        await expect(page.locator("#scorecard td.filled")).to_have_count(turn + 1)
+    await expect(page.locator("#game-over")).to_be_visible()
+    total = int((await page.locator("#scorecard td.total").text_content()) or "0")
+    return room, total
+
+
+async def forget_room(server: LiveServer, room: str) -> None:
+    """What the room's expiry does: every key of the room gone from Redis."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(server.redis_url)
+    try:
+        keys = [k async for k in client.scan_iter(match=f"{server.redis_prefix}{{room:{room}}}*")]
+        assert keys
+        await client.delete(*keys)
+    finally:
+        await client.aclose()
+
+
+async def test_the_page_remembers_the_player_profile_history_and_archived_replay(
+    db_pages: Pages,
+) -> None:
+    from playwright.async_api import expect
+
+    from clients.players import PlayersError, fetch_game
+
+    context = await db_pages.context()
+    page = await db_pages.open(context=context)
+    await expect(page.locator("#profile-link")).to_be_hidden()  # nobody yet
+    name = f"Pia Profile {secrets.randbelow(10**5)}"
+    room, total = await play_solo_on_the_page(page, name)
+
+    # The first seat made a guest under the name played; its token is in localStorage only.
+    who = await page.evaluate("window.yahtzee.identity")
+    assert who is not None
+    assert who["name"] == name
+    stored = json.loads(await page.evaluate("localStorage.getItem('yahtzee.identity')"))
+    token = stored["token"]
+    assert token.startswith("ypt_")
+    assert "token" not in who  # not even the page's debugging handle shows it
+
+    # The game is archived under the player.
+    async with asyncio.timeout(60):
+        while True:
+            try:
+                game = await asyncio.to_thread(fetch_game, db_pages.server.http, room)
+                break
+            except PlayersError as exc:
+                if exc.code != "game_not_found":
+                    raise
+            await asyncio.sleep(0.1)  # polling interval of a bounded wait
+    assert game["players"][0]["identity"] == who["player"]
+
+    # The profile: the header's link, #/player/ID, the statistics and the last games.
+    await page.click("#back")
+    await expect(page.locator("#profile-link")).to_be_visible()
+    await page.click("#profile-link")
+    await expect(page.locator("#profile")).to_be_visible()
+    await page.wait_for_function(f"location.hash === '#/player/{who['player']}'")
+    await expect(page.locator("#profile-name")).to_have_text(f"{name} (you)")
+    await expect(page.locator('#profile-stats [data-stat="games"] dd')).to_have_text("1")
+    await expect(page.locator('#profile-stats [data-stat="best"] dd')).to_have_text(str(total))
+    await expect(page.locator('#profile-stats [data-stat="wins"] dd')).to_have_text("1")
+    for stat in ("average", "yahtzee-rate", "bonus-rate", "accuracy"):
+        await expect(page.locator(f'#profile-stats [data-stat="{stat}"] dd')).not_to_be_empty()
+    row = page.locator(f'#profile-games li[data-room="{room}"]')
+    await expect(row).to_contain_text(f"{total} points")
+    await expect(row).to_contain_text("place 1 of 1")
+    assert await axe_serious(page) == []  # the profile
+    await page.screenshot(path=_shot("web-profile.png"), full_page=True)
+
+    # The room leaves the server (its retention ran out): the replay comes from the archive.
+    await forget_room(db_pages.server, room)
+    await row.locator("a.replay-link").click()
+    await expect(page.locator("#replay")).to_be_visible()
+    await expect(page.locator("#replay-room")).to_have_text(f"{room} (archived)")
+    await page.click("#replay-last")
+    await expect(page.locator("#replay-card td.total")).to_have_text(str(total))
+
+    # A new tab of the same browser is the same player, presented on its connection.
+    again = await db_pages.open(context=context)
+    await expect(again.locator("#profile-link")).to_be_visible()
+    await again.wait_for_function("window.yahtzee.client.remembered !== null")
+    assert await again.evaluate("window.yahtzee.client.remembered.player") == who["player"]
+    # The token never went into an address.
+    assert not [url for url in db_pages.requests if token in url]
+
+
+async def test_without_a_database_the_page_plays_anonymously_and_silently(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    page = await pages.open()
+    await page.fill("#name", "Anon Ann")
+    await page.click("#more summary")
+    await page.click("#create-button")
+    await expect(page.locator("#waiting")).to_contain_text("1/2 seated")
+    assert await page.evaluate("window.yahtzee.identity") is None
+    assert await page.evaluate("localStorage.getItem('yahtzee.identity')") is None
+    assert "/players" in {_path(url) for url in pages.requests}  # it asked, was told 503
+    await expect(page.locator("#notice")).to_be_hidden()
+    await expect(page.locator("#profile-link")).to_be_hidden()
+
+
+async def test_rematch_offered_accepted_and_followed_by_the_spectator(pages: Pages) -> None:
+    from playwright.async_api import expect
+
+    ann, bob, eve = await pages.open(), await pages.open(), await pages.open()
+    await ann.fill("#name", "Ann Again")
+    await ann.click("#more summary")
+    await ann.fill("#seats", "2")
+    await ann.select_option("#first-player", "seat_order")
+    await ann.click("#create-button")
+    await expect(ann.locator("#waiting")).to_contain_text("1/2 seated")
+    room = (await ann.locator("#room-id").text_content()) or ""
+    await bob.fill("#name", "Bob Again")
+    await bob.locator(f'#rooms li[data-room="{room}"] button.join').click()
+    await eve.locator(f'#rooms li[data-room="{room}"] button.watch').click()
+    await expect(eve.locator("#role")).to_have_text("spectating")
+    await expect(ann.locator("#waiting")).to_contain_text("2/2 seated")
+    await ann.click("#start")
+    players = {
+        await ann.evaluate("window.yahtzee.session.player"): ann,
+        await bob.evaluate("window.yahtzee.session.player"): bob,
+    }
+    for turn in range(1, 27):
+        await eve.wait_for_function(
+            "(() => { const m = window.yahtzee.model;"
+            " return m && m.phase === 'awaiting_roll' && !m.turnOver; })()"
+        )
+        page = players[await model(eve, "m.current")]
+        await expect(page.locator("#roll")).to_have_text("Roll (3 left)")
+        await page.click("#roll")
+        await score_first_open_box(page)
+        await expect(eve.locator("#scorecard td.filled")).to_have_count(turn)
+    for page in (ann, bob, eve):
+        await expect(page.locator("#game-over")).to_be_visible()
+    await expect(ann.locator("#rematch")).to_have_text("Rematch")
+    await expect(eve.locator("#rematch")).to_be_hidden()
+
+    # Ann offers: she moves to the rematch room at once (same settings), waiting for Bob.
+    await ann.click("#rematch")
+    await expect(ann.locator("#room-id")).not_to_have_text(room)
+    rematch_room = (await ann.locator("#room-id").text_content()) or ""
+    await expect(ann.locator("#waiting")).to_contain_text("1/2 seated")
+    await expect(ann.locator("#room-options")).to_contain_text("first player: seat order")
+
+    # Bob is asked; the spectator follows the players to the new table.
+    await expect(bob.locator("#rematch-offer-text")).to_have_text("Ann Again offers a rematch")
+    await expect(bob.locator("#notice")).to_contain_text("Ann Again offers a rematch")
+    await expect(bob.locator("#rematch")).to_have_text("Accept")
+    await expect(eve.locator("#room-id")).to_have_text(rematch_room)
+    await expect(eve.locator("#role")).to_have_text("spectating")
+    await bob.screenshot(path=_shot("web-rematch-offer.png"), full_page=True)
+
+    # Bob accepts: the same room; the last seat taken starts the game by itself.
+    await bob.click("#rematch")
+    await expect(bob.locator("#room-id")).to_have_text(rematch_room)
+    for page in (ann, bob, eve):
+        await expect(page.locator("#turn")).to_contain_text("round 1")
+    await expect(ann.locator("#turn")).to_have_text("Your turn (round 1)")
+    await expect(eve.locator("#scorecard thead")).to_contain_text("Bob Again")
+    assert await model(eve, "m.autoStart") is True
+
+    # A late spectator of the finished room sees the offer and may watch the rematch.
+    late = await pages.open(f"/#/watch/{room}")
+    await expect(late.locator("#rematch-offer-text")).to_have_text("A rematch was offered")
+    await late.click("#watch-rematch")
+    await expect(late.locator("#room-id")).to_have_text(rematch_room)
+
+
+async def test_waits_between_my_turns_against_three_computers_at_the_default_speed(
+    cpu_pages: Pages,
+) -> None:
+    """A whole Play now game against 3 computers at the page's default speed ("fast": the
+    room's computer_delay_ms is 250): how long the player waits from scoring to their next
+    turn, measured in the page (from their `scored` event to their `turn_changed`). The
+    figures are printed, not asserted: timing depends on the machine (the aim is under 5 s)."""
+    import statistics
+
+    from playwright.async_api import expect
+
+    page = await cpu_pages.open()
+    await page.evaluate("localStorage.removeItem('yahtzee.computerSpeed')")  # the default
+    await page.reload()
+    await expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    await page.fill("#name", "Wendy Wait")
+    await page.click("#more summary")
+    await expect(page.locator("#play-speed")).to_have_value("fast")
+    await page.select_option("#play-computers", "3")
+    await page.evaluate(
+        """() => {
+            window.__waits = [];
+            let scoredAt = null;
+            window.yahtzee.client.on("event", (ev) => {
+              const s = window.yahtzee.session;
+              const me = s && s.player;
+              if (!me) return;
+              if (ev.type === "scored" && ev.player === me) scoredAt = performance.now();
+              if (ev.type === "turn_changed" && ev.player === me && scoredAt !== null) {
+                window.__waits.push(performance.now() - scoredAt);
+                scoredAt = null;
+              }
+            });
+        }"""
+    )
+    await page.click("#play-now")
+    await expect(page.locator("#scorecard thead .cpu")).to_have_count(3)
+    assert await model(page, "m.computerDelayMs") == 250
+    turns = 0
+    while True:
+        await page.wait_for_function(MY_TURN_OR_OVER, timeout=120_000)
+        if await model(page, "m.status") == "finished":
+            break
+        turns += 1
+        await page.click("#roll")
+        await expect(page.locator("#dice .die.blank")).to_have_count(0)
+        await score_first_open_box(page)
+    assert turns == 13
+    waits = [w / 1000 for w in await page.evaluate("window.__waits")]
+    assert len(waits) == 12
+    print(
+        f"\nwaits between my turns against 3 computers at 'fast' (250 ms a move), "
+        f"{len(waits)} waits: max {max(waits):.2f} s, median {statistics.median(waits):.2f} s, "
+        f"all: {', '.join(f'{w:.2f}' for w in waits)}"
+        f" (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
+    )

@@ -1,0 +1,163 @@
+// Protocol 1.3 in clients/web/yahtzee-client.js: remembered players (createGuest, the player
+// token presented in hello, profile, history, archived game) and the rematch. Started by
+// tests/clients/test_clients_js.py: YAHTZEE_TEST_HTTP names a server without a database (the
+// session's), YAHTZEE_TEST_DB_HTTP one with a real PostgreSQL (only for this file's run with
+// it; without it those tests are skipped).
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+
+import WebSocket from "ws";
+
+import {
+  CommandError, YahtzeeClient, createGuest, fetchGame, fetchMe, fetchPlayer, fetchPlayerGames,
+} from "../../../clients/web/yahtzee-client.js";
+import { applyEvent, describeEvent, fromSnapshot } from "../../../clients/web/room-model.js";
+
+const HTTP = process.env.YAHTZEE_TEST_HTTP;
+const DB_HTTP = process.env.YAHTZEE_TEST_DB_HTTP;
+const wsOf = (http) => http.replace(/^http/, "ws") + "/ws";
+const clients = [];
+after(() => { for (const c of clients) c.close(); });
+
+function newClient(http, options = {}) {
+  const client = new YahtzeeClient(wsOf(http), { WebSocket, ...options });
+  clients.push(client);
+  return client;
+}
+
+function follow(client) {
+  const seen = { model: null };
+  client.on("snapshot", (s) => { seen.model = fromSnapshot(s); });
+  client.on("event", (ev) => { if (seen.model && seen.model.room === ev.room) applyEvent(seen.model, ev); });
+  return seen;
+}
+
+async function playSolo(client, seen, name) {
+  const created = await client.createRoom({ seats: 1, options: { first_player: "seat_order" } });
+  await client.join(created.room, name);
+  await client.start();
+  for (let turn = 0; turn < 13; turn++) {
+    await client.roll();
+    const best = seen.model.preview.filter((e) => e.allowed)
+      .reduce((a, b) => (b.points > a.points ? b : a));
+    await client.score(best.box);
+  }
+  assert.equal(seen.model.status, "finished");
+  return created.room;
+}
+
+const guestName = (prefix) => `${prefix} ${Math.floor(Math.random() * 1e6)}`;
+
+async function archived(game, token) {
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    try {
+      return await fetchGame(DB_HTTP, game, { token });
+    } catch (err) {
+      if (err.code !== "game_not_found" || Date.now() > deadline) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));  // polling a bounded wait
+  }
+}
+
+const withDb = { skip: DB_HTTP ? false : "YAHTZEE_TEST_DB_HTTP not set (no server with a database)" };
+
+test("a guest's token in hello links its seat; profile, history and archived game", withDb, async () => {
+  const name = guestName("Node Guest");
+  const guest = await createGuest(DB_HTTP, name);
+  assert.equal(guest.name, name);
+  assert.match(guest.token, /^ypt_/);
+  assert.deepEqual(await fetchMe(DB_HTTP, guest.token), { player: guest.player, name,
+    linked: false });
+
+  const client = newClient(DB_HTTP, { playerToken: guest.token });
+  const identities = [];
+  client.on("identity", (who) => identities.push(who));
+  const seen = follow(client);
+  await client.connect();
+  assert.deepEqual(client.remembered, { player: guest.player, name });
+  assert.deepEqual(identities, [{ player: guest.player, name }]);
+  const room = await playSolo(client, seen, "Seat Of Guest");
+
+  const game = await archived(room, guest.token);
+  assert.equal(game.game, `${room}.1`);
+  assert.equal(game.players[0].identity, guest.player);
+  const profile = await fetchPlayer(DB_HTTP, guest.player);
+  assert.equal(profile.games, 1);
+  assert.equal(profile.best_score, game.players[0].total);
+  const history = await fetchPlayerGames(DB_HTTP, guest.player, { limit: 5 });
+  assert.deepEqual(history.games.map((g) => g.room), [room]);
+  assert.equal(history.next_before, null);
+});
+
+test("a token given after connecting is presented at once", withDb, async () => {
+  const client = newClient(DB_HTTP);
+  await client.connect();
+  assert.equal(client.remembered, null);
+  const guest = await createGuest(DB_HTTP, guestName("Late Token"));
+  assert.deepEqual(await client.setPlayerToken(guest.token),
+    { player: guest.player, name: guest.name });
+  // ... and again on the next connection
+  const again = new Promise((resolve) => client.on("identity", resolve));
+  client.dropConnection();
+  assert.deepEqual(await again, { player: guest.player, name: guest.name });
+});
+
+test("a refused token is dropped: the client goes on anonymously", withDb, async () => {
+  const client = newClient(DB_HTTP, { playerToken: "ypt_" + "x".repeat(43) });
+  const refused = new Promise((resolve) => client.on("identity-refused", resolve));
+  await client.connect();
+  const err = await refused;
+  assert.ok(err instanceof CommandError);
+  assert.equal(err.code, "bad_player_token");
+  assert.equal(client.playerToken, null);
+  const created = await client.createRoom({ seats: 2 });
+  const joined = await client.join(created.room, "Anon After");
+  assert.ok(joined.player);
+  await assert.rejects(createGuest(DB_HTTP, "x"), (e) => e.code === "invalid_name");
+});
+
+test("without a database: no guest (503), a stored token is refused, play goes on", async () => {
+  await assert.rejects(createGuest(HTTP, "Nobody Here"),
+    (err) => err instanceof CommandError && err.code === "unavailable");
+  const client = newClient(HTTP, { playerToken: "ypt_" + "y".repeat(43) });
+  const refused = new Promise((resolve) => client.on("identity-refused", resolve));
+  await client.connect();
+  assert.equal((await refused).code, "unsupported");
+  const created = await client.createRoom({ seats: 2 });
+  assert.ok((await client.join(created.room, "Plays Anyway")).token);
+});
+
+test("rematch: the offer seats the player in the new room, which starts when full", async () => {
+  const client = newClient(HTTP);
+  const seen = follow(client);
+  await client.connect();
+  const room = await playSolo(client, seen, "Node Rematcher");
+  const offer = await client.rematch();
+  assert.notEqual(offer.room, room);
+  assert.ok(offer.token);
+  assert.equal(client.session.room, offer.room);
+  assert.equal(client.session.player, offer.player);
+  // one seat, taken by the offer: auto_start started the game
+  assert.equal(seen.model.room, offer.room);
+  assert.equal(seen.model.status, "playing");
+});
+
+test("the room model keeps the rematch: from the event, or the snapshot's rematch_room", () => {
+  const state = { id: "r1", status: "finished", public: false, max_seats: 2, turn_seconds: 0,
+    options: { rules: "yahtzee" }, host: "p1", players: [{ player: "p1", name: "Ann", seat: 0,
+      connected: true, forfeited: false, scorecard: {}, totals: {} }], phase: "finished",
+    order: ["p1"], current_player: null, round: 13, dice: [], held: [], roll_number: 0,
+    rolls_left: 0, preview: [], turn_deadline_ms: null, spectators: 0, auto_start: true,
+    computer_delay_ms: 250 };
+  const model = fromSnapshot({ type: "snapshot", room: "r1", seq: 9, state });
+  assert.deepEqual([model.rematchRoom, model.autoStart, model.computerDelayMs], [null, true, 250]);
+  const ev = { type: "rematch_offered", room: "r1", seq: 10, player: "p1", rematch_room: "r2",
+    invite_code: "c0de" };
+  assert.equal(describeEvent(model, ev), "Ann offers a rematch");
+  applyEvent(model, ev);
+  assert.deepEqual([model.rematchRoom, model.rematchBy, model.rematchInvite], ["r2", "p1", "c0de"]);
+  const late = fromSnapshot({ type: "snapshot", room: "r1", seq: 10,
+    state: { ...state, rematch_room: "r2" } });
+  assert.deepEqual([late.rematchRoom, late.rematchBy], ["r2", null]);
+});
