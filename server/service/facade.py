@@ -80,8 +80,10 @@ class Rooms:
     ) -> Outcome:
         return await self._seats.remove_computer(room_id, host, player, conn_id, key)
 
-    async def offer_rematch(self, room_id: str, player: str, conn_id: str | None) -> Outcome:
-        return await self._seats.offer_rematch(room_id, player, conn_id)
+    async def offer_rematch(
+        self, room_id: str, player: str, conn_id: str | None, identity: str | None
+    ) -> Outcome:
+        return await self._seats.offer_rematch(room_id, player, conn_id, identity)
 
     # -- play and presence ---------------------------------------------------------------------
 

@@ -81,7 +81,7 @@ class Seats:
             if key_hash is not None:
                 record = record.replace(join_keys={**record.join_keys, key_hash: player_id})
             seats = {f"t:{token_hash}": player_id, f"p:{player_id}": token_hash}
-            if identity is not None:  # read by the archive (server.storage.interface.archive)
+            if identity is not None:  # read by the archive (server.storage.archive)
                 seats[f"i:{player_id}"] = identity
             result = {"player": player_id, "seat": record.game.seat_of(player_id)}
             return Change(record, events, result, seats)
@@ -118,7 +118,9 @@ class Seats:
         assert released is not None
         return released
 
-    async def offer_rematch(self, room_id: str, player_id: str, conn_id: str | None) -> Outcome:
+    async def offer_rematch(
+        self, room_id: str, player_id: str, conn_id: str | None, identity: str | None = None
+    ) -> Outcome:
         """Offer a rematch of a finished game (a player of the room): the first offer creates
         the rematch room (:meth:`_create_rematch`) and records it in this room with a
         ``rematch_offered`` event; every offer seats ``player_id`` there under the same name,
@@ -161,6 +163,7 @@ class Seats:
                 rematch.invite,
                 join_key=f"{rematch.key}:{player_id}",
                 present=False,
+                identity=identity,
             )
         except (game.GameError, ServiceError) as exc:
             if exc.code not in _NO_SEAT:

@@ -334,7 +334,10 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     """A rematch of the finished game: the rematch room (created by the first offer) and the
     sender's seat there; the connection stays where it is (SPEC 6.19)."""
     room_id, player = _require_player(ctx)
-    out = await ctx.rooms.offer_rematch(room_id, player, ctx.conn_id)
+    if ctx.credential is not None and ctx.identity is None:
+        await _remembered(ctx)
+    # the rematch seat belongs to the same remembered player (its game is archived as theirs)
+    out = await ctx.rooms.offer_rematch(room_id, player, ctx.conn_id, ctx.identity)
     cached = ctx.rooms.cached(room_id)
     if cached is not None and cached.record.game.players:
         ctx.rooms.prepare_strategy(cached.record.game.options)  # for its computers

@@ -398,3 +398,27 @@ async def test_guests_are_rate_limited_per_address(start_server: StartServer) ->
         await new_player(http, "First")
         again = await http.post("/players", json={"name": "Second"})
         assert (again.status_code, again.json()["code"]) == (429, "rate_limited")
+
+
+async def test_a_rematch_seat_belongs_to_the_same_remembered_player(
+    start_server: StartServer, redis_url: str, redis_prefix: str
+) -> None:
+    server = start_server()
+    async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http:
+        ann_id, ann_token = await new_player(http, "Ann Rematch")
+        ann = await BearerClient(server.ws, ann_token, "ann").connect()
+        try:
+            room = (await ann.ok("create_room", seats=1, public=True))["result"]["room"]
+            await ann.join(room, "Ann")
+            await ann.ok("start")
+            assert ann.player is not None
+            await play_game({ann.player: ann}, ann)
+            offer = (await ann.ok("offer_rematch"))["result"]
+        finally:
+            await ann.close()
+        redis = aioredis.Redis.from_url(redis_url)
+        try:
+            fields = await redis.hgetall(f"{redis_prefix}{{room:{offer['room']}}}:seats")
+        finally:
+            await redis.aclose()
+        assert fields[f"i:{offer['player']}".encode()] == ann_id.encode()
