@@ -24,7 +24,8 @@ from server import game
 from server.ops.embedded_postgres import EmbeddedPostgres
 from server.ops.embedded_redis import EmbeddedRedis
 from server.service.archiver import Archiver
-from server.service.rooms import Cached, Change, GameService
+from server.service.outcomes import Cached, Change
+from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.settings import Settings
 from server.storage.archive import Archive

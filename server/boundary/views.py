@@ -14,7 +14,7 @@ import protocol.messages as pm
 from protocol.types import Box, HintKind, Level, Phase, RoomStatus
 from server import game, solver
 from server.boundary import translate
-from server.domain import room
+from server.domain import room, roomlist
 from server.strategy.computers import Hint
 
 __all__ = [
@@ -77,7 +77,7 @@ def room_state(room_id: str, record: room.RoomRecord, grace_seconds: float = 0.0
     rolled = state.phase == game.Phase.ROLLED
     return pm.RoomState(
         id=room_id,
-        status=RoomStatus(room.status(state)),
+        status=RoomStatus(roomlist.status(state)),
         public=record.meta.public,
         max_seats=state.max_seats,
         turn_seconds=record.meta.turn_seconds,

@@ -32,8 +32,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
 from protocol.errors import ErrorCode
 from server import game
 from server.domain.refusals import RefusalError
@@ -57,8 +55,6 @@ __all__ = [
     "claim",
     "computer_at",
     "computer_on_turn",
-    "decode_record",
-    "encode_record",
     "forget",
     "ghost_at",
     "hash_secret",
@@ -66,7 +62,6 @@ __all__ = [
     "new_record",
     "release",
     "require_owner",
-    "summary",
     "wake_at",
 ]
 
@@ -213,84 +208,6 @@ def new_record(
         auto_start,
     )
     return RoomRecord(game=state, meta=meta)
-
-
-# -- storage form ---------------------------------------------------------------------------------
-
-_encode_json = msgspec.json.Encoder().encode
-_decode_json = msgspec.json.Decoder().decode
-
-
-def encode_record(record: RoomRecord) -> bytes:
-    """The record as JSON bytes (the game through :func:`server.game.to_dict`)."""
-    meta = record.meta
-    return _encode_json(
-        {
-            "format": RECORD_FORMAT,
-            "game": game.to_dict(record.game),
-            "meta": {
-                "public": meta.public,
-                "invite_hash": meta.invite_hash,
-                "turn_seconds": meta.turn_seconds,
-                "created_ms": meta.created_ms,
-                "dice_seed": meta.dice_seed,
-                "name": meta.name,
-                "hints": meta.hints,
-                "computer_delay_ms": meta.computer_delay_ms,
-                "auto_start": meta.auto_start,
-            },
-            "connected": record.connected,
-            "owners": record.owners,
-            "away_ms": record.away_ms,
-            "join_keys": record.join_keys,
-            "seeds": record.seeds,
-            "spectators": record.spectators,
-            "deadline_ms": record.deadline_ms,
-            "absent_ms": record.absent_ms,
-            "draws": record.draws,
-            "computer_ms": record.computer_ms,
-            "game_seq": record.game_seq,
-            "rematch": (
-                None
-                if record.rematch is None
-                else [record.rematch.room, record.rematch.invite, record.rematch.key]
-            ),
-        }
-    )
-
-
-def decode_record(raw: bytes) -> RoomRecord:
-    """Inverse of :func:`encode_record`; ``ValueError`` for a record of another format."""
-    data: dict[str, Any] = _decode_json(raw)
-    if data.get("format") != RECORD_FORMAT:
-        raise ValueError(f"room record format {data.get('format')!r}, expected {RECORD_FORMAT}")
-    meta = data["meta"]
-    return RoomRecord(
-        game=game.from_dict(data["game"]),
-        meta=RoomMeta(
-            public=meta["public"],
-            invite_hash=meta["invite_hash"],
-            turn_seconds=meta["turn_seconds"],
-            created_ms=meta["created_ms"],
-            dice_seed=meta["dice_seed"],
-            name=meta.get("name", ""),
-            hints=meta.get("hints", True),
-            computer_delay_ms=meta.get("computer_delay_ms", 0),
-            auto_start=meta.get("auto_start", False),
-        ),
-        connected=data["connected"],
-        owners=data["owners"],
-        away_ms=data["away_ms"],
-        join_keys=data["join_keys"],
-        seeds=data["seeds"],
-        spectators=data["spectators"],
-        deadline_ms=data["deadline_ms"],
-        absent_ms=data["absent_ms"],
-        draws=data["draws"],
-        computer_ms=data.get("computer_ms"),
-        game_seq=data.get("game_seq"),
-        rematch=Rematch(*data["rematch"]) if data.get("rematch") else None,
-    )
 
 
 def expecting(record: RoomRecord, seq: int, expect_seq: int) -> bool:
@@ -451,36 +368,3 @@ def wake_at(record: RoomRecord) -> int | None:
     move."""
     times = [t for t in (record.deadline_ms, record.absent_ms, record.computer_ms) if t is not None]
     return min(times) if times else None
-
-
-def status(state: game.GameState) -> str:
-    """``lobby``, ``playing`` or ``finished``."""
-    if state.phase == game.Phase.LOBBY:
-        return "lobby"
-    if state.phase == game.Phase.FINISHED:
-        return "finished"
-    return "playing"
-
-
-def summary(room_id: str, record: RoomRecord, grace_seconds: float = 0.0) -> dict[str, Any]:
-    """The room as the lobby lists it (the fields of ``protocol.messages.RoomSummary``, and
-    ``ghost_at``, :func:`ghost_at`, which is not on the wire)."""
-    state = record.game
-    players = [p.name for p in state.players]
-    in_lobby = state.phase == game.Phase.LOBBY
-    options = game.to_dict(state)["options"]
-    return {
-        "room": room_id,
-        "status": status(state),
-        "public": record.meta.public,
-        "players": players,
-        "seats": state.max_seats,
-        "open_seats": max(0, state.max_seats - len(players)) if in_lobby else 0,
-        "spectators": record.spectators,
-        "options": options,
-        "turn_seconds": record.meta.turn_seconds,
-        "hints": record.meta.hints,
-        "auto_start": record.meta.auto_start,
-        "computer_delay_ms": record.meta.computer_delay_ms,
-        "ghost_at": ghost_at(record, grace_seconds),
-    }

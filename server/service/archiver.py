@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 import redis.exceptions
 
 from server import game
-from server.domain import room
+from server.domain import record_format, room
 from server.domain.timing import now_ms
 from server.storage.archive import Archive
 from server.storage.archived_game import archived_game
@@ -118,7 +118,7 @@ class Archiver:
             log.error("archive: room %s expired before it was archived", room_id)
             await self.pending.done(room_id)
             return False
-        record = room.decode_record(stored.record)
+        record = record_format.decode_record(stored.record)
         if record.game.phase != game.Phase.FINISHED and not await self._expiring(room_id, record):
             await self.pending.done(room_id)  # in play (or in the lobby): nothing to keep yet
             return False
@@ -154,7 +154,7 @@ class Archiver:
             if raw is None:
                 continue
             try:
-                record = room.decode_record(raw)
+                record = record_format.decode_record(raw)
             except ValueError:
                 continue
             finished = record.game.phase == game.Phase.FINISHED

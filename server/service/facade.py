@@ -9,7 +9,9 @@ from typing import Any
 
 from server import game
 from server.boundary import translate
-from server.service.rooms import Cached, GameService, Outcome
+from server.service import steps
+from server.service.outcomes import Cached, Outcome
+from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
 from server.solver import Table
@@ -42,10 +44,10 @@ class Rooms:
     # -- creating ------------------------------------------------------------------------------
 
     def new_room_id(self) -> str:
-        return self._service.new_room_id()
+        return steps.new_room_id()
 
     def new_invite(self) -> str:
-        return self._service.new_invite()
+        return steps.new_invite()
 
     async def reserve_create_key(self, key_hash: str, value: bytes) -> bytes | None:
         """Reserve a ``create_key``'s room; what an earlier use reserved, if any."""

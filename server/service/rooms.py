@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis.exceptions
@@ -30,13 +29,26 @@ import protocol.messages as pm
 from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, wire
-from server.domain import room
+from server.domain import record_format, room, roomlist
 from server.domain.dice import Dice, Draws, new_seed
 from server.domain.events import Occurred, occurred
 from server.domain.refusals import RefusalError
 from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
 from server.ops.retry import LRU
+from server.service import steps
+from server.service.outcomes import (
+    Cached,
+    Change,
+    Deliver,
+    Finished,
+    Outcome,
+    ServiceError,
+    Step,
+    UnavailableError,
+    Wake,
+    room_not_found,
+)
 from server.settings import Settings
 from server.storage.redis_store import (
     TRANSIENT_ERRORS,
@@ -64,68 +76,9 @@ _SUMMARY_EVENTS = (
     pm.PlayerReconnected,
 )
 
-Deliver = Callable[[str, list[wire.EncodedEvent]], None]
-"""Hands a room's freshly committed events to this process's subscribers."""
-
-Finished = Callable[[str, int], Awaitable[None]]
-"""Told, after the commit, that a room's game just finished (room id, Unix ms): the archive
-marks the room pending (best effort here; a failure is logged)."""
-
-Wake = Callable[[str, int], None]
-"""Told when a committed room has a computer's move due at a time (Unix ms), so that this
-process can make it on time instead of at the next poll of the deadline schedule."""
-
 
 def _json(result: dict[str, Any]) -> bytes:
     return json.dumps(result).encode() if result else b"{}"  # a play's result is empty
-
-
-class ServiceError(RefusalError):
-    """A refusal that is not a game rule (unknown room, bad token, ...)."""
-
-
-class UnavailableError(ServiceError):
-    """Redis did not answer in time: nothing is known to have changed; retry the command."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(ErrorCode.UNAVAILABLE, f"storage unavailable, retry: {detail}")
-
-
-def room_not_found(room_id: str) -> ServiceError:
-    return ServiceError(ErrorCode.ROOM_NOT_FOUND, f"no room {room_id!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class Cached:
-    """A room as this process last saw it."""
-
-    version: int
-    seq: int
-    record: room.RoomRecord
-
-
-@dataclass
-class Change:
-    """What a step makes of a room: the new record, what happened (made protocol events at the
-    commit), the command's result and seat-field changes (tokens)."""
-
-    record: room.RoomRecord
-    events: list[Occurred] = field(default_factory=list)
-    result: dict[str, Any] = field(default_factory=dict)
-    seats: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """A finished command: the room's seq after it, its result, whether it was a retry."""
-
-    seq: int
-    result: dict[str, Any] = field(default_factory=dict)
-    cached: bool = False
-    record: room.RoomRecord | None = None
-
-
-Step = Callable[[Cached], Change | None]
 
 
 class GameService:
@@ -164,7 +117,7 @@ class GameService:
         if stored is None:
             self._cache.pop(room_id, None)
             return None
-        record = room.decode_record(stored.record)
+        record = record_format.decode_record(stored.record)
         return self._remember(room_id, Cached(stored.version, stored.seq, record))
 
     async def view(self, room_id: str) -> Cached:
@@ -249,7 +202,7 @@ class GameService:
         ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
         transition = Transition(
             expected_version=cached.version,
-            record=room.encode_record(record),
+            record=record_format.encode_record(record),
             ttl_seconds=ttl,
             events=[e.msgpack for e in encoded],
             publish=wire.encode_batch(encoded) if encoded else b"",
@@ -301,7 +254,7 @@ class GameService:
                 await self.store.set_deadline(room_id, wake)
             if created or any(isinstance(e, _SUMMARY_EVENTS) for e in events):
                 grace = self.settings.absent_turn_seconds
-                summary = json.dumps(room.summary(room_id, after, grace)).encode()
+                summary = json.dumps(roomlist.summary(room_id, after, grace)).encode()
                 await self.store.index_put(room_id, summary, now + ttl * 1000)
                 self.index_writes += 1
         except redis.exceptions.RedisError as exc:
@@ -322,7 +275,7 @@ class GameService:
         commands = list(commands)
         while commands:
             command = commands.pop(0)
-            state, new = game.apply(state, self._with_dice(state, command, draw))
+            state, new = game.apply(state, steps.with_dice(state, command, draw))
             events += occurred(new, state)
             turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
             while state.phase == game.Phase.ROLL_OFF:
@@ -330,61 +283,14 @@ class GameService:
                 state, new = game.apply(state, game.RollOff(faces))
                 events += occurred(new, state)
                 turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
-            if not commands and self._starts_by_itself(record, state):
+            if not commands and steps.starts_by_itself(record, state):
                 assert state.host is not None
                 commands.append(game.Start(state.host))
-        state, events = self._computers_leave_alone(state, events)
+        state, events = steps.computers_leave_alone(state, events)
         record = record.replace(draws=draw.count)
         return room.after_game(record, state, turn_began, self.clock()), events
 
-    @staticmethod
-    def _starts_by_itself(record: room.RoomRecord, state: game.GameState) -> bool:
-        """An ``auto_start`` room in the lobby whose seats are all taken, with a host."""
-        return (
-            record.meta.auto_start
-            and state.phase == game.Phase.LOBBY
-            and len(state.players) >= state.max_seats
-            and state.host is not None
-        )
-
-    @staticmethod
-    def _computers_leave_alone(
-        state: game.GameState, events: list[Occurred]
-    ) -> tuple[game.GameState, list[Occurred]]:
-        """Once every person has left a game in progress, the computers leave too (the game
-        ends): nobody would be playing against them."""
-        playing = [p for p in state.players if not p.forfeited]
-        started = state.phase not in (game.Phase.LOBBY, game.Phase.FINISHED)
-        if not started or not playing or any(p.computer is None for p in playing):
-            return state, events
-        for seat in playing:
-            if state.phase is game.Phase.FINISHED:
-                break
-            state, new = game.apply(state, game.Leave(seat.player_id))
-            events = events + occurred(new, state)
-        return state, events
-
-    @staticmethod
-    def _with_dice(state: game.GameState, command: game.Command, draw: Draws) -> game.Command:
-        """The command with the randomness it needs: faces for a roll, a choice for a start."""
-        if isinstance(command, game.Roll) and not command.faces:
-            count = len(game.dice_to_roll(state, command.keep))
-            return game.Roll(command.player, draw(count), command.keep)
-        if isinstance(command, game.Start):
-            return game.Start(command.player, random_choice=secrets.randbelow(2**32))
-        return command
-
     # -- rooms --------------------------------------------------------------------------------
-
-    @staticmethod
-    def new_room_id() -> str:
-        """A fresh random room id (8 characters of A-Z, a-z, 0-9)."""
-        return secrets.token_urlsafe(6).replace("-", "x").replace("_", "y")
-
-    @staticmethod
-    def new_invite() -> str:
-        """A fresh invite code for a private room."""
-        return secrets.token_urlsafe(12)
 
     async def create_room(
         self,
@@ -408,7 +314,7 @@ class GameService:
             )
         state = game.new_game(options, seats)  # raises GameError on bad seats/options
         if not public and invite is None:
-            invite = self.new_invite()
+            invite = steps.new_invite()
         record = room.new_record(
             state,
             public=public,
@@ -424,7 +330,7 @@ class GameService:
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
-            candidate = room_id or self.new_room_id()
+            candidate = room_id or steps.new_room_id()
             change = Change(record)
             for level, name in computers:
                 change = self.seat_computer(candidate, change.record, level, name, change)

@@ -15,7 +15,9 @@ from protocol.errors import ErrorCode
 from server import game
 from server.domain import room
 from server.domain.events import Occurred, occurred
-from server.service.rooms import Cached, Change, GameService, Outcome, ServiceError
+from server.service import steps
+from server.service.outcomes import Cached, Change, Outcome, ServiceError
+from server.service.rooms import GameService
 
 __all__ = ["Seats", "revoked"]
 
@@ -182,8 +184,8 @@ class Seats:
         reserves first names them; creating it again is a no-op)."""
         service = self.service
         meta = record.meta
-        invite = None if meta.public else service.new_invite()
-        proposal: list[str | None] = [service.new_room_id(), invite, secrets.token_hex(16)]
+        invite = None if meta.public else steps.new_invite()
+        proposal: list[str | None] = [steps.new_room_id(), invite, secrets.token_hex(16)]
         # "rematch-..." is no sha256 hex digest: no client's create_key can reserve it first
         key = "rematch-" + room.hash_secret(room_id)
         earlier = await service.store.reserve_create_key(key, json.dumps(proposal).encode())

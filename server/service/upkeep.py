@@ -14,7 +14,8 @@ import logging
 from server import game
 from server.domain import room
 from server.domain.events import Occurred, occurred
-from server.service.rooms import Cached, Change, GameService
+from server.service.outcomes import Cached, Change
+from server.service.rooms import GameService
 from server.service.seats import Seats, revoked
 from server.storage.redis_store import lease_member, parse_lease
 from server.strategy import computers

@@ -11,7 +11,7 @@ import redis.exceptions
 
 from protocol.transport import CloseCode
 from server.fanout.feed import raise_if_cancelling
-from server.service.rooms import UnavailableError
+from server.service.outcomes import UnavailableError
 from server.transport.runtime import Runtime
 
 __all__ = ["start_loops"]

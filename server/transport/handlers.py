@@ -20,10 +20,10 @@ import protocol.messages as pm
 from protocol.errors import ErrorCode, make_error
 from server import game
 from server.boundary import translate, views
-from server.domain import room
+from server.domain import room, roomlist
 from server.domain.refusals import RefusalError
 from server.service.identities import IdentityError
-from server.service.rooms import Cached, ServiceError, UnavailableError
+from server.service.outcomes import Cached, ServiceError, UnavailableError
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.connection import TokenBucket
@@ -136,7 +136,7 @@ async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     current = await ctx.rooms.view(command.room)
     _check_invite(current.record, command.invite_code)
     grace = ctx.rt.settings.absent_turn_seconds
-    summary = views.room_summary(room.summary(command.room, current.record, grace))
+    summary = views.room_summary(roomlist.summary(command.room, current.record, grace))
     return _ack(ctx, command, pm.GetRoomResult(room=summary))
 
 

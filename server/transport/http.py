@@ -24,7 +24,7 @@ from protocol.transport import Encoding
 from server.boundary import views
 from server.domain import room
 from server.ops.retry import LRU
-from server.service.rooms import Cached, ServiceError
+from server.service.outcomes import Cached, ServiceError
 from server.strategy import computers
 from server.transport.handlers import TABLE_WAIT_SECONDS
 from server.transport.listing import public_rooms

@@ -19,7 +19,8 @@ from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres
 from server.service.archiver import Archiver
 from server.service.identities import Identities
-from server.service.rooms import Cached, Change, GameService
+from server.service.outcomes import Cached, Change
+from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.settings import Settings
 from server.storage.archive import Archive

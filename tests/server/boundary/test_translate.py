@@ -15,7 +15,7 @@ from server.boundary import translate, views
 from server.domain import room
 from server.domain.events import Occurred, occurred
 from server.domain.refusals import RefusalError
-from server.service.rooms import ServiceError, UnavailableError
+from server.service.outcomes import ServiceError, UnavailableError
 
 
 @pytest.mark.parametrize("code", sorted(game.ERROR_CODES))

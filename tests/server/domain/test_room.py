@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server import game
-from server.domain import room
+from server.domain import record_format, room, roomlist
 
 
 def lobby(*players: str, turn_seconds: int = 0, public: bool = True) -> room.RoomRecord:
@@ -28,14 +28,14 @@ def started(record: room.RoomRecord, now: int) -> room.RoomRecord:
 def test_record_round_trips_through_its_stored_form() -> None:
     record = started(lobby("a", "b", turn_seconds=30), now=5_000)
     record = record.replace(spectators=3, seeds={"a": "x"}, draws=7)
-    assert room.decode_record(room.encode_record(record)) == record
+    assert record_format.decode_record(record_format.encode_record(record)) == record
     record = record.replace(rematch=room.Rematch("r2", "code", "key"))
-    assert room.decode_record(room.encode_record(record)) == record
+    assert record_format.decode_record(record_format.encode_record(record)) == record
 
 
 def test_a_record_of_another_format_is_refused() -> None:
     with pytest.raises(ValueError, match="format"):
-        room.decode_record(b'{"format": 1}')
+        record_format.decode_record(b'{"format": 1}')
 
 
 def test_claim_takes_the_seat_over_and_names_the_previous_connection() -> None:
@@ -111,12 +111,12 @@ def test_invites() -> None:
 
 def test_summary_lists_what_the_lobby_shows() -> None:
     record = lobby("a", "b").replace(spectators=2)
-    summary = room.summary("r1", record)
+    summary = roomlist.summary("r1", record)
     assert summary["status"] == "lobby"
     assert summary["players"] == ["A", "B"]
     assert (summary["seats"], summary["open_seats"], summary["spectators"]) == (4, 2, 2)
     assert started(record, 1).game.phase != game.Phase.LOBBY
-    assert room.summary("r1", started(record, 1))["open_seats"] == 0
+    assert roomlist.summary("r1", started(record, 1))["open_seats"] == 0
     assert (summary["auto_start"], summary["computer_delay_ms"], summary["ghost_at"]) == (
         False,
         0,
@@ -146,7 +146,7 @@ def test_a_lobby_whose_people_are_all_away_past_the_grace_is_a_ghost() -> None:
     gone = room.release(away[0], "b", "c-b", now=5_000)
     assert gone is not None
     assert room.ghost_at(gone[0], 60) == 65_000  # the last one to go, plus the grace
-    assert room.summary("r1", gone[0], 60)["ghost_at"] == 65_000
+    assert roomlist.summary("r1", gone[0], 60)["ghost_at"] == 65_000
     assert room.ghost_at(gone[0], 0) is None  # the grace is off
     assert room.ghost_at(started(gone[0], 6_000), 60) is None  # only lobbies
     assert room.ghost_at(lobby(), 60) is None  # nobody seated yet: a fresh room
@@ -172,4 +172,4 @@ def test_a_computer_on_turn_moves_after_the_room_s_delay_and_keeps_its_time() ->
     assert room.wake_at(record) == 1700
     # a change that is not a move (later) does not push the move back
     assert room.computer_at(record, 1500) == 1700
-    assert room.decode_record(room.encode_record(record)) == record
+    assert record_format.decode_record(record_format.encode_record(record)) == record

@@ -15,8 +15,9 @@ from protocol.codec import decode_server
 from protocol.types import Box
 from server import game
 from server.boundary.wire import EncodedEvent
-from server.domain import room
-from server.service.rooms import GameService, ServiceError
+from server.domain import record_format
+from server.service.outcomes import ServiceError
+from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
 from server.settings import Settings
@@ -243,7 +244,7 @@ async def test_an_expired_turn_timer_fires_exactly_once_across_processes(
     room_id, ids = await new_game(a, 2, turn_seconds=1)
     current = await a.service.view(room_id)
     past = current.record.replace(deadline_ms=1)
-    stored = Transition(current.version, room.encode_record(past), 60)
+    stored = Transition(current.version, record_format.encode_record(past), 60)
     await a.service.store.commit(room_id, stored)
     fired = await asyncio.gather(
         *(n.upkeep.fire_timer(room_id) for n in (a, b, a, b)), return_exceptions=True
