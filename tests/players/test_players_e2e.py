@@ -15,7 +15,7 @@ import pytest
 import redis.asyncio as aioredis
 import websockets
 from gameplay import play_game, play_turn
-from procs import StartServer
+from procs import StartServer, scaled
 from wsclient import WsClient
 
 from server.ops.embedded_postgres import EmbeddedPostgres
@@ -318,6 +318,12 @@ async def test_a_database_outage_loses_no_game(start_server: StartServer) -> Non
             assert (await http.get(f"/games/{room}")).status_code == 503
 
             await asyncio.to_thread(pg.restart)
+            # the server's pool finds the database again (on a busy machine, a while after it
+            # answers): readiness says so first, then the archiver writes the game
+            deadline = time.monotonic() + scaled(30)
+            while (await http.get("/readyz")).json().get("database") != "ok":
+                assert time.monotonic() < deadline, "the database never came back"
+                await asyncio.sleep(0.1)  # polling readiness, bounded by the deadline
             game = await archived(http, f"/games/{room}")
             assert game["players"][0]["identity"] == ann_id
         with psycopg.connect(pg.url) as conn:
