@@ -32,6 +32,7 @@ from types import TracebackType
 import redis
 
 from server.ops.embedded_redis import (
+    _PORT_ATTEMPTS,
     EmbeddedRedisError,
     _die_with_parent,
     _free_port,
@@ -61,6 +62,8 @@ class ClusterNodeProcess:
     #: The master this node was started to replicate (its index), or None for a master.
     replica_of: int | None = None
     slots: tuple[int, int] | None = None  # the range a master was given
+    #: how many times this node was started again on other ports (see ``_all_answer``)
+    restarts: int = 0
 
     @property
     def name(self) -> str:
@@ -114,7 +117,7 @@ class EmbeddedCluster:
             for i in range(count):
                 replica_of = None if i < self.masters else (i - self.masters) % self.masters
                 self.nodes.append(self._spawn(binary, replica_of))
-            self._wait(lambda: all(_ping("127.0.0.1", n.port, 0.5) for n in self.nodes), "start")
+            self._wait(lambda: self._all_answer(binary), "start")
             self._assign()
         except BaseException:
             self.stop()
@@ -126,9 +129,11 @@ class EmbeddedCluster:
     ) -> ClusterNodeProcess:
         assert self._tmpdir is not None
         if ports is None:
-            port, bus = _free_port("127.0.0.1"), _free_port("127.0.0.1")
-            while bus == port:
-                bus = _free_port("127.0.0.1")
+            # Every port of the cluster distinct: the kernel can hand the same free port out
+            # twice before the first node binds it (a start failed so once in 45 runs).
+            taken = {p for n in self.nodes for p in (n.port, n.bus_port)}
+            port = _unused_port(taken)
+            bus = _unused_port(taken | {port})
         else:
             port, bus = ports
         log_path = Path(self._tmpdir) / f"node-{port}.log"
@@ -158,6 +163,16 @@ class EmbeddedCluster:
                 preexec_fn=_die_with_parent if _on_main_linux() else None,
             )  # fmt: skip
         return ClusterNodeProcess(port, bus, process, log_path, replica_of=replica_of)
+
+    def _all_answer(self, binary: str) -> bool:
+        """Whether every node answers; a node that exited at start (its ports were taken by
+        another process meanwhile) is started again on other ports, a few times at most."""
+        for index, node in enumerate(self.nodes):
+            if node.process.poll() is not None and node.restarts < _PORT_ATTEMPTS:
+                fresh = self._spawn(binary, node.replica_of)
+                fresh.restarts = node.restarts + 1
+                self.nodes[index] = fresh
+        return all(_ping("127.0.0.1", n.port, 0.5) for n in self.nodes)
 
     def _assign(self) -> None:
         masters = self.master_nodes
@@ -294,3 +309,11 @@ class EmbeddedCluster:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _unused_port(taken: set[int]) -> int:
+    """A free loopback port that is not in ``taken``."""
+    while True:
+        port = _free_port("127.0.0.1")
+        if port not in taken:
+            return port

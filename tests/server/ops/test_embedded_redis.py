@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import redis
 import redis.asyncio as aioredis
 
 from server.ops import embedded_redis
-from server.ops.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from server.ops.embedded_cluster import EmbeddedCluster
+from server.ops.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
 
 
 async def test_fixture_server_runs_lua_and_streams(
@@ -142,3 +144,29 @@ def test_server_that_fails_to_start_reports_its_log(tmp_path: object) -> None:
     server = EmbeddedRedis(binary="/bin/false")
     with pytest.raises(EmbeddedRedisError, match="did not start"):
         server.start()
+
+
+def test_a_cluster_never_takes_one_port_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel may hand out a just-freed port again before a node binds it: the cluster's
+    choice skips the ports its nodes hold."""
+    from server.ops import embedded_cluster
+
+    offered = iter([7001, 7002, 7001, 7002, 7003])
+    monkeypatch.setattr(embedded_cluster, "_free_port", lambda host: next(offered))
+    assert embedded_cluster._unused_port({7001, 7002}) == 7003
+
+
+def test_a_cluster_node_that_exits_at_start_is_started_again_on_other_ports() -> None:
+    with EmbeddedCluster(masters=1, replicas=0) as cluster:
+        cluster.start()
+        node = cluster.nodes[0]
+        assert node.restarts == 0
+        node.process.kill()
+        node.process.wait()
+        binary = cluster.binary or find_server_binary()
+        deadline = time.monotonic() + 30
+        while not cluster._all_answer(binary):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)  # polling the restarted node, bounded by the deadline
+        assert cluster.nodes[0].restarts == 1
+        assert cluster.nodes[0].port != node.port
