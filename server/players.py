@@ -91,6 +91,7 @@ class Players:
             self.archive,
             self.pending,
             retention_seconds=rt.settings.retention_seconds,
+            grace_seconds=rt.settings.archived_grace_seconds,
             lease_ms=settings.lease_ms,
             sweep_seconds=settings.sweep_seconds,
             clock=rt.service.clock,

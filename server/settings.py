@@ -49,6 +49,11 @@ class Settings:
     port: int = field(default=8000, metadata=_env("PORT"))
     #: Seconds a finished room (state, log, seats) is kept for replays before it expires.
     retention_seconds: int = field(default=3600, metadata=_env("YAHTZEE_RETENTION_SECONDS"))
+    #: With a game archive: once a finished game is archived, its room stays in Redis only this
+    #: long more (for late readers: a replay, the analysis), not the whole retention.
+    archived_grace_seconds: int = field(
+        default=300, metadata=_env("YAHTZEE_ARCHIVED_GRACE_SECONDS")
+    )
     #: Seconds an unfinished room survives without any activity before it expires.
     idle_room_seconds: int = field(default=86400, metadata=_env("YAHTZEE_IDLE_ROOM_SECONDS"))
     #: Largest WebSocket frame accepted from a client, in bytes.

@@ -4,7 +4,8 @@ Each process runs :meth:`Archiver.run` beside its other background loops. A pass
 due rooms of :class:`~server.storage.pending.PendingArchive` (one archiver per room at a time),
 reads each room (record, event log, seat fields) from Redis, writes it with
 :meth:`Archive.write` (one transaction, exactly once), and only then removes it from the
-pending set; from then on the room expires as any finished room does. While the database is
+pending set; from then on the room stays in Redis only ``archived_grace_seconds`` more.
+While the database is
 down a pass writes nothing, keeps the pending rooms' keys alive and tries again at the next
 pass: nothing is lost, and play never waits for the database.
 
@@ -51,6 +52,7 @@ class Archiver:
         pending: PendingArchive,
         *,
         retention_seconds: int,
+        grace_seconds: int = 300,
         lease_ms: int = 10_000,
         retry_ms: int = 1_000,
         sweep_seconds: float = 300.0,
@@ -61,6 +63,7 @@ class Archiver:
         self.archive = archive
         self.pending = pending
         self.retention_ms = retention_seconds * 1000
+        self.grace_ms = grace_seconds * 1000
         self.lease_ms = lease_ms
         self.retry_ms = retry_ms
         self.sweep_seconds = sweep_seconds
@@ -130,6 +133,8 @@ class Archiver:
         item = archived_game(room_id, record, events, fields, finished_ms, accuracy)
         new = await self.archive.write(item)
         await self.pending.done(room_id)
+        if record.game.phase == game.Phase.FINISHED:  # Redis keeps it only a grace longer
+            await self.pending.expire_soon(room_id, self.grace_ms)
         if new:
             self.archived += 1
             log.info("archive: game %s archived (%d events)", item.id, len(events))

@@ -51,12 +51,25 @@ return kept
 """
 
 
+# Every key of the room that has no expiry or a later one than ARGV[1] ms from now expires then.
+_EXPIRE_SOON = """
+for i = 1, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left == -1 or left > tonumber(ARGV[1]) then
+    redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1]))
+  end
+end
+return 1
+"""
+
+
 class PendingArchive:
     """The rooms whose finished games are not archived yet (see the module docstring)."""
 
     def __init__(self, store: RedisStore) -> None:
         self.store = store
         self.redis: Any = store.redis
+        self._expire_soon = self.redis.register_script(_EXPIRE_SOON)
         self._add = self.redis.register_script(_ADD)
         self._claim = self.redis.register_script(_CLAIM)
         self._done = self.redis.register_script(_DONE)
@@ -99,6 +112,12 @@ class PendingArchive:
     async def done(self, room_id: str) -> None:
         """The room's game is archived: it leaves the set (and may now expire)."""
         await self._done(keys=self._keys(room_id), args=[room_id])
+
+    async def expire_soon(self, room_id: str, grace_ms: int) -> None:
+        """The room's game is archived: its keys expire within ``grace_ms`` (late readers of
+        the room still find it meanwhile; the archive has it for good)."""
+        keys = self.store.keys(room_id)
+        await self._expire_soon(keys=[*keys.transition(), keys.spectators], args=[grace_ms])
 
     async def keep_alive(self, room_id: str, retention_ms: int) -> int:
         """Give the room's keys ``retention_ms`` again when less than half of it is left."""

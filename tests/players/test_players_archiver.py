@@ -30,6 +30,7 @@ from server.storage.postgres import Database
 from server.storage.redis_store import RedisStore
 
 RETENTION = 600
+GRACE = 30
 
 
 class Clock:
@@ -101,6 +102,7 @@ def archiver_for(node: Node, db: Database) -> Archiver:
         Archive(db),
         node.pending,
         retention_seconds=RETENTION,
+        grace_seconds=GRACE,
         lease_ms=10_000,
         retry_ms=1_000,
         clock=node.clock,
@@ -139,8 +141,10 @@ async def test_a_finished_game_is_archived_once_with_its_seats_log_and_dice(
     bonuses = 100 * seat["yahtzee_bonuses"]
     assert seat["total"] == sum(s for s in seat["scores"] if s) + upper_bonus + bonuses
     assert seat["yahtzees"] >= 1  # sixes every roll: a Yahtzee in the first turn
-    # the room is still there (it expires on its own now), with no more than its retention
-    assert 0 < await node.store.redis.ttl(node.store.keys(room_id).room) <= RETENTION
+    # the room is still there for late readers, but only a grace longer, not its retention
+    keys = node.store.keys(room_id)
+    for key in (keys.room, keys.log, keys.seats):
+        assert 0 < await node.store.redis.ttl(key) <= GRACE < RETENTION
 
     # the same game again (a second archiver, a retried pass): nothing more is written
     await node.pending.add(room_id, node.clock())
