@@ -43,7 +43,7 @@ const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_recon
 const PRESENCE = REPLAY_SKIPS;
 const LEVELS = ["easy", "medium", "hard", "optimal"];
 /** Computer speeds: the room's `computer_delay_ms` (null: the server's default). */
-const SPEEDS = { instant: 0, fast: 250, normal: null };
+const SPEEDS = { instant: 0, fast: 150, normal: null };
 const HINT_RETRY_MS = 1500;          // the advisor is warming up: ask again after this
 const HINT_ATTEMPTS = 20;
 const ANALYSIS_SHOWN = 10;           // costly decisions listed per player

@@ -1617,7 +1617,7 @@ async def test_waits_between_my_turns_against_three_computers_at_the_default_spe
     cpu_pages: Pages,
 ) -> None:
     """A whole Play now game against 3 computers at the page's default speed ("fast": the
-    room's computer_delay_ms is 250): how long the player waits from scoring to their next
+    room's computer_delay_ms is 150): how long the player waits from scoring to their next
     turn, measured in the page (from their `scored` event to their `turn_changed`). The
     figures are printed, not asserted: timing depends on the machine (the aim is under 5 s)."""
     import statistics
@@ -1650,7 +1650,7 @@ async def test_waits_between_my_turns_against_three_computers_at_the_default_spe
     )
     await page.click("#play-now")
     await expect(page.locator("#scorecard thead .cpu")).to_have_count(3)
-    assert await model(page, "m.computerDelayMs") == 250
+    assert await model(page, "m.computerDelayMs") == 150
     turns = 0
     while True:
         await page.wait_for_function(MY_TURN_OR_OVER, timeout=120_000)
@@ -1664,7 +1664,7 @@ async def test_waits_between_my_turns_against_three_computers_at_the_default_spe
     waits = [w / 1000 for w in await page.evaluate("window.__waits")]
     assert len(waits) == 12
     print(
-        f"\nwaits between my turns against 3 computers at 'fast' (250 ms a move), "
+        f"\nwaits between my turns against 3 computers at 'fast' (150 ms a move), "
         f"{len(waits)} waits: max {max(waits):.2f} s, median {statistics.median(waits):.2f} s, "
         f"all: {', '.join(f'{w:.2f}' for w in waits)}"
         f" (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
