@@ -2101,10 +2101,18 @@ function onKey(e) {
     else if (e.key === "PageUp") stepTurn(-1);
     return;
   }
-  // Keyboard play: r rolls, 1-5 hold or release a die, h asks for a hint.
+  // Keyboard play: r rolls, 1-5 hold or release a die, h asks for a hint, s goes to the
+  // scorecard (the first open box that scores; Enter scores it): a whole turn in 5 keys.
   if (e.key === "r") roll();
   else if (e.key === "h") askHint();
+  else if (e.key === "s") focusOpenBox();
   else if (e.key >= "1" && e.key <= "5") toggleHold(Number(e.key) - 1);
+}
+
+function focusOpenBox() {
+  const open = [...document.querySelectorAll("#scorecard td.mine button")];
+  const scoring = open.find((button) => !button.closest("td").classList.contains("zero"));
+  (scoring || open[0])?.focus();
 }
 
 function setConnection(state) {

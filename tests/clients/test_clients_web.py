@@ -1228,6 +1228,7 @@ async def test_phone_tap_targets_current_column_and_a_still_celebration(pages: P
         assert card is not None
         assert card["x"] + card["width"] <= PHONE["width"]
         assert await small_targets(page) == []  # the table
+        assert await axe_serious(page) == []  # the table on a phone, 8 players
         # A Yahtzee with reduced motion: the banner, standing still.
         await page.evaluate(
             """(player) => {
@@ -1669,3 +1670,29 @@ async def test_waits_between_my_turns_against_three_computers_at_the_default_spe
         f"all: {', '.join(f'{w:.2f}' for w in waits)}"
         f" (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
     )
+
+
+async def test_a_whole_turn_in_five_keys_in_dark_mode(cpu_pages: Pages) -> None:
+    """Roll, hold a die, roll again, go to the scorecard, score: r, 1, r, s, Enter; the focus is
+    back on Roll after the score. The table of a turn in dark mode has no serious violation."""
+    from playwright.async_api import expect
+
+    context = await cpu_pages.context(viewport=LAPTOP, color_scheme="dark")
+    page = await cpu_pages.open(context=context)
+    await page.click("#play-now")
+    await expect(page.locator("#table")).to_be_visible()
+    await page.wait_for_function(MY_TURN_OR_OVER)
+    await page.keyboard.press("r")  # the keys work wherever the focus is (not in a text field)
+    await expect(page.locator("#dice .die.blank")).to_have_count(0)
+    assert await axe_serious(page) == []  # a turn, dark
+    await page.keyboard.press("1")
+    await expect(page.locator("#dice .die.held")).to_have_count(1)
+    await page.keyboard.press("r")
+    await page.wait_for_function("window.yahtzee.model.rollNumber === 2")
+    await page.keyboard.press("s")
+    focused = page.locator("#scorecard td.mine button:focus")
+    await expect(focused).to_have_count(1)
+    await page.keyboard.press("Enter")
+    me = await page.evaluate("window.yahtzee.session.player")
+    await expect(page.locator(f'#scorecard td.filled[data-player="{me}"]')).to_have_count(1)
+    await expect(page.locator("#roll")).to_be_focused()
