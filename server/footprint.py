@@ -43,7 +43,8 @@ async def _play(service: GameService, seats: Seats, players: int) -> str:
     ids = []
     for n in range(players):
         joined = await seats.join(room_id, f"Player {n}", None, cache_key=secrets.token_hex(8))
-        ids.append(str(joined.result["player"]))
+        assert joined.result is not None
+        ids.append(str(joined.result.player))
 
     def start(cached: Cached) -> Change:
         return Change(*service.apply(room_id, cached.record, [game.Start(ids[0])]))

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 from protocol.errors import ErrorCode
+from server import game
 from server.boundary import wire
 from server.domain import room
 from server.domain.events import Occurred
@@ -21,11 +23,17 @@ __all__ = [
     "Deliver",
     "Finished",
     "Outcome",
+    "RematchMade",
+    "Result",
+    "Seated",
     "ServiceError",
     "Step",
     "UnavailableError",
     "Wake",
+    "decode_result",
+    "encode_result",
     "room_not_found",
+    "seat_result",
 ]
 
 
@@ -65,6 +73,53 @@ class Cached:
     record: room.RoomRecord
 
 
+class Seated(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A seat a command took or gave: its player id and seat, the seat's token (for its owner
+    only, never stored) and the connection that held the seat before (a repeated join)."""
+
+    player: str
+    seat: int
+    token: str | None = None
+    previous: str | None = None
+
+
+def seat_result(state: game.GameState, player: str, previous: str | None = None) -> Seated:
+    """The seat ``player`` holds in ``state`` (a command's result)."""
+    seat = state.seat_of(player)
+    assert seat is not None, player  # the step just seated them
+    return Seated(player, seat, previous=previous)
+
+
+class RematchMade(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The rematch room of a finished game, and the offering player's seat there (None each
+    when no seat was left)."""
+
+    room: str
+    invite_code: str | None = None
+    player: str | None = None
+    seat: int | None = None
+    token: str | None = None
+
+
+#: What a command returns beside the room's seq (None: nothing but the seq).
+Result = Seated | RematchMade | None
+
+
+def encode_result(result: Result) -> bytes:
+    """A result as the idempotency cache keeps it (JSON)."""
+    return b"{}" if result is None else msgspec.json.encode(result)
+
+
+def decode_result(raw: bytes) -> Result:
+    """Inverse of :func:`encode_result`."""
+    data = msgspec.json.decode(raw)
+    if not data:
+        return None
+    kind: type[Seated] | type[RematchMade] = RematchMade if "room" in data else Seated
+    result: Seated | RematchMade = msgspec.convert(data, kind)
+    return result
+
+
 @dataclass
 class Change:
     """What a step makes of a room: the new record, what happened (made protocol events at the
@@ -72,7 +127,7 @@ class Change:
 
     record: room.RoomRecord
     events: list[Occurred] = field(default_factory=list)
-    result: dict[str, Any] = field(default_factory=dict)
+    result: Result = None
     seats: dict[str, str] = field(default_factory=dict)
 
 
@@ -81,7 +136,7 @@ class Outcome:
     """A finished command: the room's seq after it, its result, whether it was a retry."""
 
     seq: int
-    result: dict[str, Any] = field(default_factory=dict)
+    result: Result = None
     cached: bool = False
     record: room.RoomRecord | None = None
 

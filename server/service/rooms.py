@@ -47,7 +47,10 @@ from server.service.outcomes import (
     Step,
     UnavailableError,
     Wake,
+    decode_result,
+    encode_result,
     room_not_found,
+    seat_result,
 )
 from server.settings import Settings
 from server.storage.redis_store import (
@@ -75,10 +78,6 @@ _SUMMARY_EVENTS = (
     pm.PlayerDisconnected,  # a ghost room leaves the lobby (room.ghost_at)
     pm.PlayerReconnected,
 )
-
-
-def _json(result: dict[str, Any]) -> bytes:
-    return json.dumps(result).encode() if result else b"{}"  # a play's result is empty
 
 
 class GameService:
@@ -156,7 +155,7 @@ class GameService:
                 if cache_key:  # a retry of a command that already ran is no error
                     done = await self.store.cached_result(room_id, cache_key)
                     if done is not None:
-                        return Outcome(done.seq, json.loads(done.result), cached=True)
+                        return Outcome(done.seq, decode_result(done.result), cached=True)
                 raise
             if change is None:  # "nothing to do" must not rest on a stale cache either
                 if not verified:
@@ -208,7 +207,7 @@ class GameService:
             publish=wire.encode_batch(encoded) if encoded else b"",
             seats=change.seats,
             cache_field=cache_key,
-            cache_value=_json(change.result) if cache_key else b"",
+            cache_value=encode_result(change.result) if cache_key else b"",
             cache_size=self.settings.idempotency_cache_size,
         )
         try:
@@ -218,7 +217,7 @@ class GameService:
         if isinstance(reply, Conflict):
             return None, self._from_store(room_id, reply.current)
         if not isinstance(reply, Committed):  # this command ran before (another connection)
-            return Outcome(reply.seq, json.loads(reply.result), cached=True), None
+            return Outcome(reply.seq, decode_result(reply.result), cached=True), None
         self._remember(room_id, Cached(reply.version, reply.last_seq, record))
         if encoded and self.deliver is not None:
             self.deliver(room_id, encoded)
@@ -355,9 +354,8 @@ class GameService:
         name = computers.pick_name(record.game, name)
         record, events = self.apply(room_id, record, [game.Join(player, name, computer=level)])
         record = record.replace(connected={**record.connected, player: True})
-        seat = record.game.seat_of(player)
         earlier = so_far.events if so_far is not None else []
-        return Change(record, earlier + events, {"player": player, "seat": seat})
+        return Change(record, earlier + events, seat_result(record.game, player))
 
     async def if_exists(self, running: Any) -> Outcome | None:
         """Await a transaction whose room may have expired meanwhile (then: ``None``)."""

@@ -11,12 +11,22 @@ import json
 import secrets
 from collections.abc import Mapping
 
+import msgspec
+
 from protocol.errors import ErrorCode
 from server import game
 from server.domain import room
 from server.domain.events import Occurred, occurred
 from server.service import steps
-from server.service.outcomes import Cached, Change, Outcome, ServiceError
+from server.service.outcomes import (
+    Cached,
+    Change,
+    Outcome,
+    RematchMade,
+    Seated,
+    ServiceError,
+    seat_result,
+)
 from server.service.rooms import GameService
 
 __all__ = ["Seats", "revoked"]
@@ -69,8 +79,7 @@ class Seats:
                         f"t:{token_hash}": known,
                         f"p:{known}": token_hash,
                     }
-                    result = {"player": known, "seat": record.game.seat_of(known)}
-                    return Change(record, [], result, seats)
+                    return Change(record, [], seat_result(record.game, known), seats)
                 return self._reissue(room_id, record, known, token_hash, conn_id, fields)
             if seed is not None:  # before the join's events are made: they show the seed
                 record = record.replace(seeds={**record.seeds, player_id: seed})
@@ -85,13 +94,15 @@ class Seats:
             seats = {f"t:{token_hash}": player_id, f"p:{player_id}": token_hash}
             if identity is not None:  # read by the archive (server.storage.archive)
                 seats[f"i:{player_id}"] = identity
-            result = {"player": player_id, "seat": record.game.seat_of(player_id)}
+            result = seat_result(record.game, player_id)
             return Change(record, events, result, seats)
 
         outcome = await self.service.transact(room_id, step, cache_key)
         if outcome.cached:
             return outcome  # a retried join's token is stored nowhere: it cannot be resent
-        return Outcome(outcome.seq, {**outcome.result, "token": token}, record=outcome.record)
+        assert isinstance(outcome.result, Seated)
+        seated = msgspec.structs.replace(outcome.result, token=token)
+        return Outcome(outcome.seq, seated, record=outcome.record)
 
     def _reissue(
         self,
@@ -107,7 +118,7 @@ class Seats:
         record, back, previous = room.claim(record, player, conn_id)
         seats = {**revoked(fields, player), f"t:{token_hash}": player, f"p:{player}": token_hash}
         events = occurred(back, record.game)
-        result = {"player": player, "seat": record.game.seat_of(player), "previous": previous}
+        result = seat_result(record.game, player, previous)
         return Change(record, events, result, seats)
 
     def _away(
@@ -151,13 +162,7 @@ class Seats:
             rematch = created
             if out.record is not None and out.record.rematch is not None:
                 rematch = out.record.rematch
-        result: dict[str, object] = {
-            "room": rematch.room,
-            "invite_code": rematch.invite,
-            "player": None,
-            "seat": None,
-            "token": None,
-        }
+        result = RematchMade(rematch.room, rematch.invite)
         try:
             seated = await self.join(
                 rematch.room,
@@ -171,10 +176,10 @@ class Seats:
             if exc.code not in _NO_SEAT:
                 raise
         else:
-            result.update(
-                player=seated.result["player"],
-                seat=seated.result["seat"],
-                token=seated.result.get("token"),
+            assert isinstance(seated.result, Seated)
+            seat = seated.result
+            result = msgspec.structs.replace(
+                result, player=seat.player, seat=seat.seat, token=seat.token
             )
         return Outcome(seq, result)
 

@@ -23,7 +23,14 @@ from server.boundary import translate, views
 from server.domain import room, roomlist
 from server.domain.refusals import RefusalError
 from server.service.identities import IdentityError
-from server.service.outcomes import Cached, ServiceError, UnavailableError
+from server.service.outcomes import (
+    Cached,
+    Outcome,
+    RematchMade,
+    Seated,
+    ServiceError,
+    UnavailableError,
+)
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.connection import TokenBucket
@@ -224,15 +231,18 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
         identity=ctx.identity,
     )
     at = await _committed(ctx, command.room, out.seq, out.record)
-    player = out.result["player"]
-    member, _ = await _attach(ctx, command.room, "player", player, at, None)
-    previous = out.result.get("previous")
-    if previous is not None and previous != ctx.conn_id:
-        await ctx.rt.kick(command.room, previous)
-    result = pm.JoinResult(
-        player=player, seat=out.result["seat"], token=out.result.get("token", "")
-    )
+    seated = _seated(out)
+    member, _ = await _attach(ctx, command.room, "player", seated.player, at, None)
+    if seated.previous is not None and seated.previous != ctx.conn_id:
+        await ctx.rt.kick(command.room, seated.previous)
+    result = pm.JoinResult(player=seated.player, seat=seated.seat, token=seated.token or "")
     return Handled(pm.make_ack(command, result, seq=out.seq), enter=member)
+
+
+def _seated(out: Outcome) -> Seated:
+    """The seat a seat command took (its result)."""
+    assert isinstance(out.result, Seated)
+    return out.result
 
 
 async def _committed(
@@ -292,7 +302,8 @@ async def _add_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
     )
     if out.record is not None:
         ctx.rooms.prepare_strategy(out.record.game.options)
-    result = pm.AddComputerResult(player=out.result["player"], seat=out.result["seat"])
+    seated = _seated(out)
+    result = pm.AddComputerResult(player=seated.player, seat=seated.seat)
     return Handled(pm.make_ack(command, result, seq=out.seq))
 
 
@@ -341,10 +352,11 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     cached = ctx.rooms.cached(room_id)
     if cached is not None and cached.record.game.players:
         ctx.rooms.prepare_strategy(cached.record.game.options)  # for its computers
-    r = out.result
+    made = out.result
+    assert isinstance(made, RematchMade)
     result = pm.OfferRematchResult(
-        room=r["room"], invite_code=r["invite_code"], player=r["player"], seat=r["seat"],
-        token=r["token"],
+        room=made.room, invite_code=made.invite_code, player=made.player, seat=made.seat,
+        token=made.token,
     )  # fmt: skip
     return Handled(pm.make_ack(command, result, seq=out.seq))
 

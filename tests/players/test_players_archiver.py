@@ -74,7 +74,7 @@ async def finished_room(node: Node, identity: str | None = None) -> tuple[str, s
         options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER), seats=1
     )
     joined = await node.seats.join(room_id, "Ann", None, identity=identity)
-    player = str(joined.result["player"])
+    player = str(joined.result.player)
 
     def start(cached: Cached) -> Change:
         return Change(*service.apply(room_id, cached.record, [game.Start(player)]))
@@ -202,7 +202,7 @@ async def started_room(node: Node) -> tuple[str, str]:
     room_id, _ = await service.create_room(
         options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER), seats=1
     )
-    player = str((await node.seats.join(room_id, "Ann", None)).result["player"])
+    player = str((await node.seats.join(room_id, "Ann", None)).result.player)
 
     def start(cached: Cached) -> Change:
         return Change(*service.apply(room_id, cached.record, [game.Start(player)]))
@@ -301,7 +301,7 @@ async def test_a_game_every_person_left_is_archived_as_abandoned(
         seats=2,
         computers=[("easy", None)],
     )
-    player = str((await node.seats.join(room_id, "Ann", None)).result["player"])
+    player = str((await node.seats.join(room_id, "Ann", None)).result.player)
 
     def start(cached: Cached) -> Change:
         return Change(*service.apply(room_id, cached.record, [game.Start(player)]))
