@@ -10,7 +10,7 @@ from typing import Any
 from server import game
 from server.boundary import translate
 from server.service import steps
-from server.service.outcomes import Cached, Outcome
+from server.service.outcomes import Cached, Claimed, CreatedRoom, Outcome
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -53,7 +53,7 @@ class Rooms:
         """Reserve a ``create_key``'s room; what an earlier use reserved, if any."""
         return await self._service.store.reserve_create_key(key_hash, value)
 
-    async def create_room(self, **options: Any) -> tuple[str, str | None]:
+    async def create_room(self, **options: Any) -> CreatedRoom:
         """A new room (:meth:`GameService.create_room`): its id and invite code."""
         return await self._service.create_room(**options)
 
@@ -65,9 +65,7 @@ class Rooms:
     async def authenticate(self, room_id: str, token: str) -> str:
         return await self._seats.authenticate(room_id, token)
 
-    async def claim_seat(
-        self, room_id: str, player: str, conn_id: str
-    ) -> tuple[Outcome, str | None]:
+    async def claim_seat(self, room_id: str, player: str, conn_id: str) -> Claimed:
         return await self._seats.claim_seat(room_id, player, conn_id)
 
     async def leave(self, room_id: str, player: str, conn_id: str | None, key: str) -> Outcome:

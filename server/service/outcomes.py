@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import msgspec
 
@@ -18,8 +19,11 @@ from server.domain.events import Occurred
 from server.domain.refusals import RefusalError
 
 __all__ = [
+    "Attempt",
     "Cached",
     "Change",
+    "Claimed",
+    "CreatedRoom",
     "Deliver",
     "Finished",
     "Outcome",
@@ -99,6 +103,28 @@ class RematchMade(msgspec.Struct, frozen=True, omit_defaults=True):
     player: str | None = None
     seat: int | None = None
     token: str | None = None
+
+
+class CreatedRoom(NamedTuple):
+    """A room just created: its id and, for a private room, its invite code."""
+
+    room: str
+    invite: str | None
+
+
+class Claimed(NamedTuple):
+    """A seat claimed by a connection, and the connection that held it before (to close)."""
+
+    outcome: Outcome
+    previous: str | None
+
+
+class Attempt(NamedTuple):
+    """What one commit attempt gave: the finished command, or the room as it is now (the
+    version moved: run the step again on it); both None: the room is gone."""
+
+    outcome: Outcome | None
+    fresh: Cached | None
 
 
 #: What a command returns beside the room's seq (None: nothing but the seq).

@@ -38,8 +38,10 @@ from server.ops.metrics import Metrics
 from server.ops.retry import LRU
 from server.service import steps
 from server.service.outcomes import (
+    Attempt,
     Cached,
     Change,
+    CreatedRoom,
     Deliver,
     Finished,
     Outcome,
@@ -175,7 +177,7 @@ class GameService:
 
     async def _commit(
         self, room_id: str, cached: Cached, change: Change, cache_key: str
-    ) -> tuple[Outcome | None, Cached | None]:
+    ) -> Attempt:
         now = self.clock()
         grace = self.settings.absent_turn_seconds
         record = change.record
@@ -215,9 +217,9 @@ class GameService:
         except TRANSIENT_ERRORS as exc:
             raise UnavailableError(str(exc)) from exc
         if isinstance(reply, Conflict):
-            return None, self._from_store(room_id, reply.current)
+            return Attempt(None, self._from_store(room_id, reply.current))
         if not isinstance(reply, Committed):  # this command ran before (another connection)
-            return Outcome(reply.seq, decode_result(reply.result), cached=True), None
+            return Attempt(Outcome(reply.seq, decode_result(reply.result), cached=True), None)
         self._remember(room_id, Cached(reply.version, reply.last_seq, record))
         if encoded and self.deliver is not None:
             self.deliver(room_id, encoded)
@@ -230,7 +232,7 @@ class GameService:
                 await self.finished(room_id, now)
             except redis.exceptions.RedisError as exc:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
-        return Outcome(reply.last_seq, change.result, record=record), None
+        return Attempt(Outcome(reply.last_seq, change.result, record=record), None)
 
     async def _update_hints(
         self,
@@ -304,7 +306,7 @@ class GameService:
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
         auto_start: bool = False,
-    ) -> tuple[str, str | None]:
+    ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already."""
         if not 0 <= turn_seconds <= self.settings.max_turn_seconds:
@@ -335,9 +337,9 @@ class GameService:
                 change = self.seat_computer(candidate, change.record, level, name, change)
             outcome, existing = await self._commit(candidate, empty, change, "")
             if outcome is not None:
-                return candidate, invite
+                return CreatedRoom(candidate, invite)
             if room_id is not None and existing is not None:
-                return room_id, invite  # created by an earlier attempt with this create_key
+                return CreatedRoom(room_id, invite)  # made by an earlier try with this create_key
         raise ServiceError(ErrorCode.CONFLICT, "could not allocate a room id")  # pragma: no cover
 
     def seat_computer(

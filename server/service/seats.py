@@ -21,6 +21,7 @@ from server.service import steps
 from server.service.outcomes import (
     Cached,
     Change,
+    Claimed,
     Outcome,
     RematchMade,
     Seated,
@@ -225,7 +226,7 @@ class Seats:
 
     async def claim_seat(
         self, room_id: str, player_id: str, conn_id: str, *, reclaim: bool = False
-    ) -> tuple[Outcome, str | None]:
+    ) -> Claimed:
         """Connection ``conn_id`` now holds the seat (``player_reconnected`` if it was marked
         disconnected). Returns the outcome and the connection that held it before, to be closed.
         With ``reclaim`` (a renewed lease that had been swept) nothing is taken from a newer
@@ -247,7 +248,7 @@ class Seats:
             return Change(record, occurred(back, record.game))
 
         outcome = await self.service.transact(room_id, step)
-        return outcome, previous
+        return Claimed(outcome, previous)
 
     async def release_seat(self, room_id: str, player_id: str, conn_id: str | None) -> None:
         """The connection ``conn_id`` of a player is gone: ``player_disconnected``, unless
