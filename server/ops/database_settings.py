@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import msgspec
+
 __all__ = ["ArchiveSettings"]
 
 DEFAULT_ALGORITHMS = ("RS256", "ES256", "EdDSA")
@@ -51,37 +53,45 @@ class ArchiveSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ArchiveSettings:
+        """The settings of the environment's variables (:data:`_ENV`), each converted to its
+        field's type by msgspec; unset or empty keeps the default."""
         env = os.environ if environ is None else environ
-
-        def get(name: str) -> str | None:
-            value = env.get(name)
-            return value if value else None
-
-        database = (get("YAHTZEE_DATABASE") or "embedded").lower()
-        if database not in ("embedded", "off"):
-            raise ValueError(f"YAHTZEE_DATABASE={database!r}: embedded or off")
+        raw: dict[str, object] = {}
+        for field_name, variable in _ENV.items():
+            text = env.get(variable)
+            if text:
+                raw[field_name] = text.split(",") if field_name == "jwt_algorithms" else text
+        if "database" in raw:
+            raw["database"] = str(raw["database"]).lower()
         try:
-            poll = float(get("YAHTZEE_ARCHIVE_POLL_SECONDS") or 1.0)
-            sweep = float(get("YAHTZEE_ARCHIVE_SWEEP_SECONDS") or 300.0)
-            per_hour = int(get("YAHTZEE_PLAYERS_PER_HOUR") or 30)
-        except ValueError as exc:
-            raise ValueError(f"archive setting: {exc}") from None
-        if poll <= 0 or per_hour <= 0 or sweep <= 0:
+            settings = msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as exc:
+            field_name = str(exc).rsplit("$.", 1)[-1].rstrip("`")
+            raise ValueError(f"{_ENV.get(field_name, field_name)}: {exc}") from None
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        """Raise ``ValueError`` for a value outside its range."""
+        if self.database not in ("embedded", "off"):
+            raise ValueError(f"YAHTZEE_DATABASE={self.database!r}: embedded or off")
+        if self.poll_seconds <= 0 or self.players_per_hour <= 0 or self.sweep_seconds <= 0:
             raise ValueError(
                 "YAHTZEE_ARCHIVE_POLL_SECONDS, YAHTZEE_ARCHIVE_SWEEP_SECONDS and "
                 "YAHTZEE_PLAYERS_PER_HOUR must be positive"
             )
-        algorithms = get("YAHTZEE_JWT_ALGORITHMS")
-        jwt_algorithms = tuple(algorithms.split(",")) if algorithms else DEFAULT_ALGORITHMS
-        return cls(
-            database_url=get("DATABASE_URL"),
-            database=database,
-            poll_seconds=poll,
-            sweep_seconds=sweep,
-            players_per_hour=per_hour,
-            jwt_jwks_url=get("YAHTZEE_JWT_JWKS_URL"),
-            jwt_public_key=get("YAHTZEE_JWT_PUBLIC_KEY"),
-            jwt_issuer=get("YAHTZEE_JWT_ISSUER"),
-            jwt_audience=get("YAHTZEE_JWT_AUDIENCE"),
-            jwt_algorithms=jwt_algorithms,
-        )
+
+
+#: Each field read from the environment, and its variable.
+_ENV = {
+    "database_url": "DATABASE_URL",
+    "database": "YAHTZEE_DATABASE",
+    "poll_seconds": "YAHTZEE_ARCHIVE_POLL_SECONDS",
+    "sweep_seconds": "YAHTZEE_ARCHIVE_SWEEP_SECONDS",
+    "players_per_hour": "YAHTZEE_PLAYERS_PER_HOUR",
+    "jwt_jwks_url": "YAHTZEE_JWT_JWKS_URL",
+    "jwt_public_key": "YAHTZEE_JWT_PUBLIC_KEY",
+    "jwt_issuer": "YAHTZEE_JWT_ISSUER",
+    "jwt_audience": "YAHTZEE_JWT_AUDIENCE",
+    "jwt_algorithms": "YAHTZEE_JWT_ALGORITHMS",
+}

@@ -58,3 +58,25 @@ def test_names_are_the_same_whatever_their_case_and_form() -> None:
     assert name_key("Straße") == name_key("STRASSE")
     assert name_key("ﬁsh") == name_key("FISH")  # NFKC: the ligature is f + i
     assert name_key("Ann") != name_key("Anne")
+
+
+def test_the_archive_settings_are_read_by_type_and_checked() -> None:
+    from server.ops.database_settings import ArchiveSettings
+
+    settings = ArchiveSettings.from_env(
+        {
+            "DATABASE_URL": "postgresql://u@h/db",
+            "YAHTZEE_DATABASE": "OFF",
+            "YAHTZEE_ARCHIVE_POLL_SECONDS": "0.5",
+            "YAHTZEE_PLAYERS_PER_HOUR": "7",
+            "YAHTZEE_JWT_ALGORITHMS": "RS256,ES256",
+        }
+    )
+    assert (settings.database_url, settings.database) == ("postgresql://u@h/db", "off")
+    assert (settings.poll_seconds, settings.players_per_hour) == (0.5, 7)
+    assert settings.jwt_algorithms == ("RS256", "ES256")
+    assert ArchiveSettings.from_env({}) == ArchiveSettings()
+    with pytest.raises(ValueError, match="YAHTZEE_PLAYERS_PER_HOUR"):
+        ArchiveSettings.from_env({"YAHTZEE_PLAYERS_PER_HOUR": "many"})
+    with pytest.raises(ValueError, match="YAHTZEE_DATABASE"):
+        ArchiveSettings.from_env({"YAHTZEE_DATABASE": "sqlite"})
