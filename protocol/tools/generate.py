@@ -496,7 +496,8 @@ def _field_summary(name: str, defs: Mapping[str, Any]) -> str:
     return text or "none"
 
 
-_SHORT_EXAMPLE_LINES: Final = 12
+_SHORT_EXAMPLE_LINES: Final = 7
+_SHORT_EXAMPLE_CHARS: Final = 330
 
 
 def _short_message_block(
@@ -504,26 +505,26 @@ def _short_message_block(
 ) -> str:
     """What SPEC.md shows of one message: its fields, its reply, one JSON example."""
     cls, file = _message_class(tag)
-    link = f"[{APPENDIX}]({APPENDIX}#{_anchor('msg', tag)})"
-    parts = [
-        f"Fields: {_field_summary(cls.__name__, defs)}. Types, bounds, defaults, the "
-        f"MessagePack bytes and more examples: {link}."
-    ]
+    link = f"{APPENDIX}#{_anchor('msg', tag)}"
+    text = f"Fields: {_field_summary(cls.__name__, defs)} ([types, bounds, defaults]({link}))."
     if tag in RESULT_TYPES:
         name = RESULT_TYPES[tag].__name__
         if set(defs[name]["properties"]) == {"command"}:
-            parts.append(f'Reply: `ack` whose `result` is always `{{"command": "{tag}"}}`.')
+            text += f' Reply: `ack` with `result` `{{"command": "{tag}"}}`.'
         else:
-            parts.append(f"Reply: `ack` whose `result` is `{name}`: {_field_summary(name, defs)}.")
+            text += f" Reply: `ack` with `result` `{name}`: {_field_summary(name, defs)}."
     elif tag == "ping":
-        parts.append("Reply: `pong` with the same `id` (not an `ack`).")
+        text += " Reply: `pong` with the same `id` (not an `ack`)."
     vector = _message_rows(tag, vectors)[0]
-    pretty = _pretty(vector["value"])
+    pretty = _pretty(vector["value"], width=100)
     if pretty.count("\n") < _SHORT_EXAMPLE_LINES:
-        parts.append(f"Example (`{vector['name']}`):\n\n```json\n{pretty}\n```")
-    else:
-        parts.append(f"Example: vector `{vector['name']}` in `vectors/{file}`, shown in {link}.")
-    return "\n\n".join(parts)
+        return f"{text} Example:\n\n```json\n{pretty}\n```"
+    if len(vector["json"]) <= _SHORT_EXAMPLE_CHARS:
+        return f"{text} Example:\n\n```json\n{vector['json']}\n```"
+    return (
+        f"{text} Example: vector `{vector['name']}` of `vectors/{file}`, shown in "
+        f"[{APPENDIX}]({link})."
+    )
 
 
 def _result_block(command: str, defs: Mapping[str, Any]) -> str:
