@@ -762,7 +762,8 @@ def appendix(spec: str) -> str:
         "Client frames the server rejects (SPEC.md 9.2), all in `vectors/invalid.json`.",
         _invalid_block(vectors),
     ]
-    return "\n\n".join(parts) + "\n"
+    # The enumerations are listed in SPEC.md 5.4; the field tables here link to them there.
+    return ("\n\n".join(parts) + "\n").replace("](#enum-", "](SPEC.md#enum-")
 
 
 _REPLIES: Final = frozenset({"welcome", "ack", "error", "pong", "snapshot"})
