@@ -97,8 +97,8 @@ OBJECTS: Final = (
     "DecisionReview",
     "RememberedPlayer",
 )
-"""Nested objects documented in SPEC.md section 5.5, in order (`GameAnalysis` and the objects
-in it are the body of the HTTP analysis, section 13.5)."""
+"""Nested objects listed in SPEC.md section 5.5 and in full in SPEC-APPENDIX.md B, in order
+(`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7)."""
 
 HTTP_OBJECTS: Final = ("GameAnalysis",)
 """Objects that are HTTP bodies only (in no message): added to the schema's ``$defs``."""
