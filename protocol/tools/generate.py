@@ -1,9 +1,9 @@
-"""Generate the golden vectors, the JSON Schema and the generated parts of SPEC.md.
+"""Generate the golden vectors, the JSON Schema, SPEC-APPENDIX.md and the blocks of SPEC.md.
 
 Usage::
 
     python -m protocol.tools.generate           # rewrite vectors/*.json, schema.json, SPEC.md,
-                                                # asyncapi.json, openapi.json
+                                                # SPEC-APPENDIX.md, asyncapi.json, openapi.json
     python -m protocol.tools.generate --check   # exit 1 if any of them is out of date
 
 Build-time tooling: ``protocol/tools/`` has no ``__init__.py`` and is not part of the installed
@@ -13,7 +13,10 @@ Everything is derived from the code: the message classes (field names, types, bo
 descriptions via the JSON Schema that msgspec builds from them), ``protocol/tools/examples.py``
 (encoded with :mod:`protocol.codec`), the error and close code tables. SPEC.md is hand-written
 prose with blocks between ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->``
-that this module owns. The tests fail when any output differs from what is on disk.
+that this module owns: short field summaries and one example per message, the tables a client
+author needs while reading. The full field tables, every example with its MessagePack bytes, the
+whole transcript and the invalid frames go to SPEC-APPENDIX.md, which is generated entirely.
+The tests fail when any output differs from what is on disk.
 """
 
 import argparse
@@ -58,6 +61,7 @@ __all__ = [
     "HTTP_OBJECTS",
     "OBJECTS",
     "PACKAGE_DIR",
+    "appendix",
     "fill_spec",
     "main",
     "outputs",
@@ -68,6 +72,8 @@ __all__ = [
 
 PACKAGE_DIR: Final = Path(__file__).resolve().parent.parent
 SPEC_PATH: Final = PACKAGE_DIR / "SPEC.md"
+APPENDIX_PATH: Final = PACKAGE_DIR / "SPEC-APPENDIX.md"
+APPENDIX: Final = "SPEC-APPENDIX.md"
 SCHEMA_PATH: Final = PACKAGE_DIR / "schema.json"
 ASYNCAPI_PATH: Final = PACKAGE_DIR / "asyncapi.json"
 OPENAPI_PATH: Final = PACKAGE_DIR / "openapi.json"
@@ -91,8 +97,8 @@ OBJECTS: Final = (
     "DecisionReview",
     "RememberedPlayer",
 )
-"""Nested objects documented in SPEC.md section 5.5, in order (`GameAnalysis` and the objects
-in it are the body of the HTTP analysis, section 13.5)."""
+"""Nested objects listed in SPEC.md section 5.5 and in full in SPEC-APPENDIX.md B, in order
+(`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7)."""
 
 HTTP_OBJECTS: Final = ("GameAnalysis",)
 """Objects that are HTTP bodies only (in no message): added to the schema's ``$defs``."""
@@ -440,29 +446,85 @@ def _example(vector: Mapping[str, Any], file: str) -> str:
     )
 
 
+def _message_class(tag: str) -> tuple[type[Message], str]:
+    if tag in CLIENT_MESSAGE_TYPES:
+        return CLIENT_MESSAGE_TYPES[tag], "client.json"
+    return SERVER_MESSAGE_TYPES[tag], "server.json"
+
+
+def _message_rows(tag: str, vectors: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    file = _message_class(tag)[1]
+    return [vector for vector in vectors[file]["vectors"] if vector["type"] == tag]
+
+
+def _more_examples(tag: str, vectors: Mapping[str, Mapping[str, Any]]) -> str:
+    file = _message_class(tag)[1]
+    rows = _message_rows(tag, vectors)
+    named = [row["name"] for row in rows[1:] if row["name"] not in examples.ERROR_CODE_VECTORS]
+    others = ", ".join(f"`{name}`" for name in named)
+    if tag == "error":
+        others += ", and `error_<code>` for every other error code"
+    return f"More examples in `vectors/{file}`: {others}." if others else ""
+
+
 def _message_block(
     tag: str, defs: Mapping[str, Any], vectors: Mapping[str, Mapping[str, Any]]
 ) -> str:
-    if tag in CLIENT_MESSAGE_TYPES:
-        cls: type[Message] = CLIENT_MESSAGE_TYPES[tag]
-        file = "client.json"
-    else:
-        cls = SERVER_MESSAGE_TYPES[tag]
-        file = "server.json"
+    """The full reference of one message: field tables, example, MessagePack bytes (appendix)."""
+    cls, file = _message_class(tag)
     parts = [_fields(cls.__name__, defs)]
     if tag in RESULT_TYPES:
         parts.append(_result_block(tag, defs))
     elif tag == "ping":
         parts.append("Reply: `pong` with the same `id` (not an `ack`).")
-    rows = [vector for vector in vectors[file]["vectors"] if vector["type"] == tag]
-    parts.append(_example(rows[0], file))
-    named = [row["name"] for row in rows[1:] if row["name"] not in examples.ERROR_CODE_VECTORS]
-    others = ", ".join(f"`{name}`" for name in named)
-    if tag == "error":
-        others += ", and `error_<code>` for every other error code"
-    if others:
-        parts.append(f"More examples in `vectors/{file}`: {others}.")
+    parts.append(_example(_message_rows(tag, vectors)[0], file))
+    more = _more_examples(tag, vectors)
+    if more:
+        parts.append(more)
     return "\n\n".join(parts)
+
+
+def _field_summary(name: str, defs: Mapping[str, Any]) -> str:
+    component = defs[name]
+    required = set(component.get("required", ()))
+    fields = [field for field in component.get("properties", {}) if field not in ("type",)]
+    needed = [f"`{field}`" for field in fields if field in required]
+    optional = [f"`{field}`" for field in fields if field not in required]
+    text = ", ".join(needed) if needed else ""
+    if optional:
+        text += ("; optional " if text else "optional ") + ", ".join(optional)
+    return text or "none"
+
+
+_SHORT_EXAMPLE_LINES: Final = 7
+_SHORT_EXAMPLE_CHARS: Final = 330
+
+
+def _short_message_block(
+    tag: str, defs: Mapping[str, Any], vectors: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """What SPEC.md shows of one message: its fields, its reply, one JSON example."""
+    cls, file = _message_class(tag)
+    link = f"{APPENDIX}#{_anchor('msg', tag)}"
+    text = f"Fields: {_field_summary(cls.__name__, defs)} ([types, bounds, defaults]({link}))."
+    if tag in RESULT_TYPES:
+        name = RESULT_TYPES[tag].__name__
+        if set(defs[name]["properties"]) == {"command"}:
+            text += f' Reply: `ack` with `result` `{{"command": "{tag}"}}`.'
+        else:
+            text += f" Reply: `ack` with `result` `{name}`: {_field_summary(name, defs)}."
+    elif tag == "ping":
+        text += " Reply: `pong` with the same `id` (not an `ack`)."
+    vector = _message_rows(tag, vectors)[0]
+    pretty = _pretty(vector["value"], width=100)
+    if pretty.count("\n") < _SHORT_EXAMPLE_LINES:
+        return f"{text} Example:\n\n```json\n{pretty}\n```"
+    if len(vector["json"]) <= _SHORT_EXAMPLE_CHARS:
+        return f"{text} Example:\n\n```json\n{vector['json']}\n```"
+    return (
+        f"{text} Example: vector `{vector['name']}` of `vectors/{file}`, shown in "
+        f"[{APPENDIX}]({link})."
+    )
 
 
 def _result_block(command: str, defs: Mapping[str, Any]) -> str:
@@ -472,6 +534,16 @@ def _result_block(command: str, defs: Mapping[str, Any]) -> str:
     if set(defs[name]["properties"]) == {"command"}:
         return f'{head}, always `{{"command": "{command}"}}`.'
     return f"{head}: {defs[name].get('description', '')}\n\n{_fields(name, defs)}"
+
+
+def _objects_summary(names: Iterable[str], defs: Mapping[str, Any]) -> str:
+    rows = []
+    for name in names:
+        description = defs[name].get("description", "").replace("\n", " ")
+        first = description.split(". ")[0].rstrip(".") + "."
+        link = f"[`{name}`]({APPENDIX}#{_anchor('obj', name)})"
+        rows.append([link, first, _field_summary(name, defs)])
+    return _table(rows, ["object", "what it is", "fields"])
 
 
 def _objects_block(names: Iterable[str], defs: Mapping[str, Any]) -> str:
@@ -578,6 +650,26 @@ def _invalid_block(vectors: Mapping[str, Mapping[str, Any]]) -> str:
     return _table(rows, ["vector", "conn.", "frame", "code", "error `id`", "why"])
 
 
+def _walkthrough_short() -> str:
+    """The transcript, one line a message: long messages are named, shown in the appendix."""
+    lines = []
+    for step in examples.WALKTHROUGH:
+        if step.message is None:
+            lines.append(f"# {step.note}")
+            continue
+        head = f"{step.sender} -> {step.receiver}:"
+        value = to_dict(step.message)
+        compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if step.note:
+            lines.append(f"# {step.note}")
+        if len(head) + 1 + len(compact) <= 120:
+            lines.append(f"{head} {compact}")
+        else:
+            seq = f", seq {value['seq']}" if isinstance(value.get("seq"), int) else ""
+            lines.append(f"{head} {value['type']}{seq} (in full in the appendix)")
+    return "```text\n" + "\n".join(lines) + "\n```"
+
+
 def _walkthrough_block() -> str:
     lines = []
     for step in examples.WALKTHROUGH:
@@ -605,16 +697,76 @@ def spec_blocks() -> dict[str, str]:
         "subprotocols": _subprotocols_block(),
         "boxes": _boxes_block(),
         "enums": _enums_block(defs),
-        "objects": _objects_block(OBJECTS, defs),
+        "objects": _objects_summary(OBJECTS, defs),
         "errors": _errors_block(),
         "close-codes": _close_block(),
         "limits": _limits_block(defs),
-        "invalid": _invalid_block(vectors),
-        "walkthrough": _walkthrough_block(),
+        "invalid": (
+            f"{len(vectors['invalid.json']['vectors'])} frames, each with the code and `id` "
+            f"of the answer and why: [{APPENDIX}]({APPENDIX}#invalid-frames)."
+        ),
+        "walkthrough": _walkthrough_short(),
     }
     for tag in (*CLIENT_MESSAGE_TYPES, *SERVER_MESSAGE_TYPES):
-        blocks[f"message:{tag}"] = _message_block(tag, defs, vectors)
+        blocks[f"message:{tag}"] = _short_message_block(tag, defs, vectors)
     return blocks
+
+
+def _spec_numbers(spec: str) -> dict[str, str]:
+    """The section number of every message in SPEC.md, by message type."""
+    found = re.findall(r"^#{3,4} ([\d.]+) `(\w+)`$", spec, flags=re.MULTILINE)
+    return {tag: number for number, tag in found}
+
+
+def appendix(spec: str) -> str:
+    """Return SPEC-APPENDIX.md: the generated reference material SPEC.md links to."""
+    defs = schema()["$defs"]
+    vectors = vector_files()
+    numbers = _spec_numbers(spec)
+    parts = [
+        f"# Yahtzee service wire protocol, version {PROTOCOL_VERSION}.{PROTOCOL_MINOR}: appendix",
+        "The reference tables and examples of [SPEC.md](SPEC.md), generated from the reference "
+        f"implementation by `{GENERATOR}`: do not edit this file by hand. SPEC.md says what the "
+        "messages mean and how to use them; this file lists every field with its type, bounds "
+        "and default, every example as JSON and as MessagePack bytes, the whole transcript of "
+        "the quick start and the invalid frames. The exact frames are the vectors in "
+        "[`vectors/`](vectors/).",
+        "Contents: [A. Transcript](#a-transcript) · [B. Objects](#b-objects) · "
+        "[C. Client commands](#c-client-commands) · "
+        "[D. Replies and snapshots](#d-replies-and-snapshots) · [E. Events](#e-events) · "
+        "[F. Invalid frames](#f-invalid-frames)",
+        "## A. Transcript",
+        "The short game of SPEC.md section 1, every message in full (JSON; Bob's msgpack frames "
+        "shown as JSON). Each `#` line explains the message below it.",
+        _walkthrough_block(),
+        "## B. Objects",
+        "Objects nested in messages (SPEC.md 5.5). Ack results are listed with their commands.",
+        _objects_block(OBJECTS, defs),
+    ]
+    sections = (
+        ("C. Client commands", CLIENT_MESSAGE_TYPES),
+        ("D. Replies and snapshots", [t for t in SERVER_MESSAGE_TYPES if t in _REPLIES]),
+        ("E. Events", [t for t in SERVER_MESSAGE_TYPES if t not in _REPLIES]),
+    )
+    for title, tags in sections:
+        parts.append(f"## {title}")
+        for tag in tags:
+            number = numbers.get(tag, "")
+            where = f"SPEC.md [{number}](SPEC.md#{number.replace('.', '')}-{tag})"
+            parts.append(
+                f'<a id="{_anchor("msg", tag)}"></a>\n\n### `{tag}`\n\nDescribed in {where}.'
+            )
+            parts.append(_message_block(tag, defs, vectors))
+    parts += [
+        '<a id="invalid-frames"></a>\n\n## F. Invalid frames',
+        "Client frames the server rejects (SPEC.md 9.2), all in `vectors/invalid.json`.",
+        _invalid_block(vectors),
+    ]
+    # The enumerations are listed in SPEC.md 5.4; the field tables here link to them there.
+    return ("\n\n".join(parts) + "\n").replace("](#enum-", "](SPEC.md#enum-")
+
+
+_REPLIES: Final = frozenset({"welcome", "ack", "error", "pong", "snapshot"})
 
 
 def fill_spec(text: str, blocks: Mapping[str, str] | None = None) -> str:
@@ -662,7 +814,9 @@ def outputs() -> dict[Path, str]:
     files = {SCHEMA_PATH: _dump(document)}
     for name, content in vector_files().items():
         files[VECTORS_DIR / name] = _dump(content)
-    files[SPEC_PATH] = fill_spec(SPEC_PATH.read_text(encoding="utf-8"))
+    spec = fill_spec(SPEC_PATH.read_text(encoding="utf-8"))
+    files[SPEC_PATH] = spec
+    files[APPENDIX_PATH] = appendix(spec)
     files[ASYNCAPI_PATH] = _dump(apispec.asyncapi(document))
     files[OPENAPI_PATH] = _dump(apispec.openapi(document))
     return files

@@ -72,6 +72,7 @@ def expected_outputs() -> dict[Path, str]:
         VECTORS / "invalid.json",
         VECTORS / "http.json",
         PROTOCOL_DIR / "SPEC.md",
+        PROTOCOL_DIR / "SPEC-APPENDIX.md",
     ],
     ids=lambda path: path.name,
 )
