@@ -304,12 +304,14 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             if players is not None:
                 await players.stop()
             await rt.upkeep.stop()
+            await rt.service.hints.stop()
             await rt.feed.stop()
             await rt.redis.aclose()
             if embedded is not None:
                 embedded.stop()
 
-    return App(routes=routes(), lifespan=lifespan)
+    unavailable = {error: http.storage_unavailable for error in http.UNAVAILABLE_ERRORS}
+    return App(routes=routes(), lifespan=lifespan, exception_handlers=unavailable)
 
 
 def create_app_from_env() -> App:

@@ -17,7 +17,6 @@ deadline and the lobby index are hints outside the room's slot, written only whe
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Callable, Sequence
@@ -29,7 +28,7 @@ import protocol.messages as pm
 from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, wire
-from server.domain import record_format, room, roomlist
+from server.domain import record_format, room
 from server.domain.dice import Dice, Draws, new_seed
 from server.domain.events import Occurred, occurred
 from server.domain.refusals import RefusalError
@@ -37,6 +36,7 @@ from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
 from server.ops.retry import LRU
 from server.service import steps
+from server.service.hints import Hints
 from server.service.outcomes import (
     Attempt,
     Cached,
@@ -71,15 +71,6 @@ log = logging.getLogger("yahtzee.service")
 
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
-_SUMMARY_EVENTS = (
-    pm.PlayerJoined,
-    pm.PlayerLeft,
-    pm.GameStarted,
-    pm.GameOver,
-    pm.Spectators,
-    pm.PlayerDisconnected,  # a ghost room leaves the lobby (room.ghost_at)
-    pm.PlayerReconnected,
-)
 
 
 class GameService:
@@ -105,8 +96,17 @@ class GameService:
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.finished: Finished | None = None
-        #: how many lobby entries this process wrote (a local listing cache compares it)
-        self.index_writes = 0
+        #: the deadline schedule, the lobby index and the local wake-ups of its commits
+        self.hints = Hints(store, settings, wake)
+
+    @property
+    def index_writes(self) -> int:
+        """How many lobby entries this process wrote (a local listing cache compares it)."""
+        return self.hints.index_writes
+
+    async def _load_record(self, room_id: str) -> room.RoomRecord | None:
+        cached = self._from_store(room_id, await self.store.load(room_id))
+        return cached.record if cached is not None else None
 
     # -- the cache ----------------------------------------------------------------------------
 
@@ -215,15 +215,18 @@ class GameService:
         try:
             reply = await self.store.commit(room_id, transition)
         except TRANSIENT_ERRORS as exc:
+            # it may have run all the same (unknown, not undone): its hints are set again
+            self.hints.repair_soon(room_id, self._load_record)
             raise UnavailableError(str(exc)) from exc
         if isinstance(reply, Conflict):
             return Attempt(None, self._from_store(room_id, reply.current))
         if not isinstance(reply, Committed):  # this command ran before (another connection)
+            self.hints.repair_soon(room_id, self._load_record)  # its first try may have timed out
             return Attempt(Outcome(reply.seq, decode_result(reply.result), cached=True), None)
         self._remember(room_id, Cached(reply.version, reply.last_seq, record))
         if encoded and self.deliver is not None:
             self.deliver(room_id, encoded)
-        await self._update_hints(
+        await self.hints.update(
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
@@ -233,33 +236,6 @@ class GameService:
             except redis.exceptions.RedisError as exc:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Attempt(Outcome(reply.last_seq, change.result, record=record), None)
-
-    async def _update_hints(
-        self,
-        room_id: str,
-        before: room.RoomRecord,
-        after: room.RoomRecord,
-        events: Sequence[pm.Event],
-        ttl: int,
-        now: int,
-        *,
-        created: bool,
-    ) -> None:
-        """The deadline schedule and the lobby index, when they changed (best effort: the
-        record is the truth; a stale hint is corrected the next time it is read)."""
-        if after.computer_ms is not None and self.wake is not None:
-            self.wake(room_id, after.computer_ms)
-        try:
-            wake = room.wake_at(after)
-            if wake != room.wake_at(before):
-                await self.store.set_deadline(room_id, wake)
-            if created or any(isinstance(e, _SUMMARY_EVENTS) for e in events):
-                grace = self.settings.absent_turn_seconds
-                summary = json.dumps(roomlist.summary(room_id, after, grace)).encode()
-                await self.store.index_put(room_id, summary, now + ttl * 1000)
-                self.index_writes += 1
-        except redis.exceptions.RedisError as exc:
-            log.warning("room %s: hint not written: %s", room_id, exc)
 
     # -- steps shared by the commands ----------------------------------------------------------
 

@@ -202,17 +202,24 @@ async def _attach(
     at: Cached, last_seq: int | None,
 ) -> tuple[Member, bool]:  # fmt: skip
     """Subscribe the connection: the events after ``last_seq`` when the client can resume from
-    there (``True``: resumed), else a snapshot of ``at`` and the events after it."""
+    there (``True``: resumed), else a snapshot of ``at`` and the events after it.
+
+    Nothing is sent and nothing stays subscribed unless every step succeeds: a command that
+    fails here (``unavailable``) and is retried must not leave a second subscription (every
+    event twice) or a second snapshot behind. The subscription's events are held by the session
+    until the command's reply is sent, so the snapshot, sent last, still comes first."""
     resumed = last_seq is not None and last_seq <= at.seq
-    if last_seq is None or not resumed:
+    after = last_seq if resumed and last_seq is not None else at.seq
+    subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
+    try:
+        if player is not None:
+            await ctx.rooms.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
+    except BaseException:
+        subscription.close()
+        raise
+    if not resumed:
         grace = ctx.rt.settings.absent_turn_seconds
         ctx.send(views.snapshot(room_id, at.seq, at.record, grace))
-        after = at.seq
-    else:
-        after = last_seq
-    subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
-    if player is not None:
-        await ctx.rooms.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
     return Member(room_id, role, player, subscription), resumed
 
 
@@ -273,8 +280,10 @@ async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
     _require_free(ctx)
     at = await ctx.rooms.view(command.room)
     _check_invite(at.record, command.invite_code)
-    member, resumed = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
+    # counted before subscribing: a failure here leaves no subscription behind (a lease without
+    # a connection is swept)
     await ctx.rooms.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
+    member, resumed = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
     result = pm.SpectateResult(resumed=resumed)
     return Handled(pm.make_ack(command, result, seq=member.subscription.cursor), enter=member)
 

@@ -24,7 +24,8 @@ from protocol.transport import Encoding
 from server.boundary import views
 from server.domain import room
 from server.ops.retry import LRU
-from server.service.outcomes import Cached, ServiceError
+from server.service.outcomes import Cached, ServiceError, UnavailableError
+from server.storage.interface import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.handlers import TABLE_WAIT_SECONDS
 from server.transport.listing import public_rooms
@@ -32,6 +33,7 @@ from server.transport.lobby import Lobby, Watcher
 from server.transport.runtime import SERVER_FULL, Runtime
 
 __all__ = [
+    "UNAVAILABLE_ERRORS",
     "get_room",
     "healthz",
     "list_rooms",
@@ -40,6 +42,7 @@ __all__ = [
     "metrics",
     "readyz",
     "room_events",
+    "storage_unavailable",
 ]
 
 INVITE_HEADER = "x-invite-code"
@@ -64,6 +67,19 @@ def _json(value: object, status_code: int = 200) -> Response:
 
 def _error(code: str, message: str, status_code: int) -> Response:
     return _json({"code": code, "message": message}, status_code)
+
+
+async def storage_unavailable(request: Request, exc: Exception) -> Response:
+    """Any route whose storage call failed (Redis down, frozen, failing over): 503
+    ``unavailable``, retryable, never a 500 (the handler the app installs for the storage's
+    retryable errors)."""
+    response = _error("unavailable", f"storage unavailable, retry: {exc}", 503)
+    response.headers["Retry-After"] = "1"
+    return response
+
+
+#: The errors :func:`storage_unavailable` answers (the storage's retryable ones).
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (*TRANSIENT_ERRORS, UnavailableError)
 
 
 async def healthz(request: Request) -> Response:

@@ -320,7 +320,9 @@ class Session:
         if handled.enter is not None:
             self.ctx.member = handled.enter
         sent = self._send(handled.reply)
-        for frame in held or ():
+        # Room events that came while the command ran follow its reply, if it entered the room;
+        # a refused one's subscription was closed, and its retry subscribes anew.
+        for frame in held or () if handled.enter is not None else ():
             self._enqueue(frame)
         retryable = isinstance(handled.reply, pm.Error) and handled.reply.retryable
         if sent is not None and not isinstance(command, pm.Ping) and not retryable:
