@@ -63,6 +63,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import sys
 import tempfile
@@ -532,6 +533,7 @@ class Soak:
         self.lobby_events = 0
         self.lobby_reconnects = 0
         self.lobby_statuses: Counter[int] = Counter()
+        self.http_statuses: Counter[int] = Counter()  # every HTTP answer the soak read
         self.lobby_bad = 0
         self.rss: dict[str, Series] = {s.name: Series() for s in self.slots}
         self.fds: dict[str, Series] = {s.name: Series() for s in self.slots}
@@ -762,10 +764,16 @@ class Soak:
 
     # -- the checker -------------------------------------------------------------------------
 
+    def hooks(self) -> dict[str, list[Callable[..., Any]]]:
+        async def count(response: httpx.Response) -> None:
+            self.http_statuses[response.status_code] += 1
+
+        return {"response": [count]}
+
     async def fetch_log(self, room: str) -> list[dict[str, Any]]:
         deadline = time.monotonic() + 180
         last: BaseException | None = None
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=10, event_hooks=self.hooks()) as http:
             while time.monotonic() < deadline:
                 for base in self.alive_http():
                     try:
@@ -799,7 +807,7 @@ class Soak:
     async def lobby_watcher(self, n: int) -> None:
         slot = self.slots[n % 2]
         timeout = httpx.Timeout(10, read=45)
-        async with httpx.AsyncClient(timeout=timeout) as http:
+        async with httpx.AsyncClient(timeout=timeout, event_hooks=self.hooks()) as http:
             while not self.stopping.is_set():
                 try:
                     async with http.stream("GET", f"{slot.http}/lobby") as reply:
@@ -1027,22 +1035,23 @@ class Soak:
             f"{_ms(percentile(rec, 50))}/{_ms(percentile(rec, 99))}/{top} "
             f"ms ({len(rec)}); {servers} redis {self.redis_memory.last / KIB:.1f} MiB "
             f"({slopes['redis']:+.0f} KiB/min); lobby events {self.lobby_events} reconnects "
-            f"{self.lobby_reconnects}; tracebacks {self.tracebacks()[0]}"
+            f"{self.lobby_reconnects}; HTTP {dict(self.http_statuses)}; "
+            f"tracebacks {dict(self.tracebacks()[1]) or 0}"
         )
 
-    def tracebacks(self) -> tuple[int, list[str]]:
-        count = 0
-        excerpts: list[str] = []
+    def tracebacks(self) -> tuple[int, Counter[str], dict[str, str]]:
+        """Tracebacks in the server logs: how many (a chained one counts once), how many of each
+        kind (the last exception's type and the innermost frame of the service's own code),
+        and one excerpt of each kind."""
+        kinds: Counter[str] = Counter()
+        excerpts: dict[str, str] = {}
         for slot in self.slots:
-            if not slot.log_path.exists():
-                continue
-            text = slot.log_path.read_text(errors="replace")
-            count += text.count("Traceback")
-            at = text.find("Traceback")
-            while at >= 0 and len(excerpts) < 5:
-                excerpts.append(f"server {slot.name}: " + text[max(0, at - 300) : at + 2500])
-                at = text.find("Traceback", at + 1)
-        return count, excerpts
+            if slot.log_path.exists():
+                lines = slot.log_path.read_text(errors="replace").splitlines()
+                for kind, excerpt in _traceback_incidents(lines):
+                    kinds[kind] += 1
+                    excerpts.setdefault(kind, f"server {slot.name}:\n{excerpt}")
+        return sum(kinds.values()), kinds, excerpts
 
     # -- the phase ---------------------------------------------------------------------------
 
@@ -1087,12 +1096,14 @@ class Soak:
     def figures(self) -> dict[str, Any]:
         rec = self.recoveries()
         slopes = self.slopes()
-        count, excerpts = self.tracebacks()
+        count, traceback_kinds, excerpts = self.tracebacks()
         o = self.options
         goals = {
             "games finished (none failed)": self.finished > 0 and not self.failed,
             "checker violations 0": not self.violations,
-            "internal_error 0": self.stats.errors["internal_error"] == 0,
+            "internal_error 0, HTTP 500 0": (
+                self.stats.errors["internal_error"] == 0 and not self.http_statuses[500]
+            ),
             "tracebacks 0": count == 0,
             "lobby streams readable, no 500": (
                 self.lobby_events > 0 and self.lobby_bad == 0 and not self.lobby_statuses[500]
@@ -1156,7 +1167,9 @@ class Soak:
                 "unreadable": self.lobby_bad,
             },
             "dice": dict(self.dice),
+            "http statuses (log reads, lobby)": dict(self.http_statuses),
             "tracebacks": count,
+            "tracebacks by kind": dict(traceback_kinds),
             "traceback excerpts": excerpts,
             "failures": self.failures[:20],
             "problems": self.problems[:50],
@@ -1170,6 +1183,41 @@ class Soak:
             },
             "goals": goals,
         }
+
+
+_FRAME = re.compile(r'\s*File "([^"]+)", line (\d+), in (\S+)')
+
+
+def _traceback_incidents(lines: list[str]) -> list[tuple[str, str]]:
+    """(kind, excerpt) of every traceback in a log's lines; chained tracebacks ("During
+    handling of the above exception", "The above exception was the direct cause") are one."""
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("Traceback (most recent call last):"):
+            i += 1
+            continue
+        start = max(0, i - 2)
+        frames: list[str] = []  # the service's own frames, outermost first
+        final = "?"
+        while i < len(lines):
+            line = lines[i]
+            if line.startswith("  File "):
+                match = _FRAME.match(line)
+                if match and f"{os.sep}server{os.sep}" in line and "site-packages" not in line:
+                    frames.append(f"{Path(match[1]).name}:{match[2]} {match[3]}")
+            elif line and not line.startswith((" ", "Traceback", "During handling", "The above")):
+                final = line
+                following = lines[i + 1 : i + 4]
+                if not any(f.startswith(("During handling", "The above")) for f in following):
+                    break
+            i += 1
+        name = final.split(":", 1)[0]
+        outer = [f for f in frames if not f.startswith("app.py")][:1]
+        where = " -> ".join(dict.fromkeys([*outer, *frames[-1:]])) or "?"
+        found.append((f"{name} in {where}", "\n".join(lines[start : i + 1])[-4000:]))
+        i += 1
+    return found
 
 
 def _ms(seconds: float) -> float | None:
@@ -1275,8 +1323,8 @@ def print_report(figures: dict[str, Any]) -> None:
     print("  timeline (RSS, descriptors all/other, Redis used_memory):")
     for row in figures["timeline"]:
         print(f"    {row}")
-    for excerpt in figures["traceback excerpts"][:3]:
-        print("  traceback:\n    " + excerpt.replace("\n", "\n    "))
+    for kind, excerpt in list(figures["traceback excerpts"].items())[:5]:
+        print(f"  traceback {kind}:\n    " + excerpt[-2500:].replace("\n", "\n    "))
     print("  goals:")
     for goal, met in figures["goals"].items():
         print(f"    [{'ok' if met else 'MISSED'}] {goal}")
