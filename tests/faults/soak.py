@@ -105,6 +105,7 @@ from server.ops.embedded_cluster import ClusterNodeProcess, EmbeddedCluster  # n
 from server.solver import SolverRules, default_cache_dir, table_for  # noqa: E402
 
 LEVELS = tuple(Level)
+STUCK_AFTER_OVER = 30.0  # s every client has seen game_over while the table still waits
 MIN_SLOPE_MINUTES = 3.0  # a slope over fewer minutes of samples is printed, not judged
 KIB = 1024.0
 
@@ -135,7 +136,7 @@ class Options:
     hint_rate: float = 0.15
     rejoin_rate: float = 0.3
     late_spectator_rate: float = 0.3
-    game_timeout: float = 600.0
+    game_timeout: float = 300.0
     kill_both: bool = False
     max_rss_slope: float = 512.0
     max_redis_slope: float = 512.0
@@ -172,7 +173,7 @@ def parse(argv: Sequence[str]) -> Options:
     p.add_argument("--hint-rate", type=float, default=0.15, help="chance of a hint per move")
     p.add_argument("--rejoin-rate", type=float, default=0.3, help="chance a seat is rejoined")
     p.add_argument("--late-spectator-rate", type=float, default=0.3)
-    p.add_argument("--game-timeout", type=float, default=600.0, help="s before a game is stuck")
+    p.add_argument("--game-timeout", type=float, default=300.0, help="s before a game is stuck")
     p.add_argument("--kill-both", action="store_true", help="SIGKILL A too, not only B")
     p.add_argument("--max-rss-slope", type=float, default=512.0, help="KiB/min (512)")
     p.add_argument("--max-redis-slope", type=float, default=512.0, help="KiB/min (512)")
@@ -468,6 +469,7 @@ class SoakTable:
     late: FaultClient | None = None
     hints: int = 0
     rejoins: int = 0
+    tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     @property
     def clients(self) -> list[FaultClient]:
@@ -624,12 +626,15 @@ class Soak:
         async def watch(client: FaultClient) -> None:
             await client.wait_for(lambda m: m.room == room and m.results != [])
 
-        await asyncio.gather(
-            *(self.play_seat(table, seat) for seat in table.seats),
-            *(watch(s) for s in table.spectators),
-            self.late_spectator(table, watch),
-            self.spectator_hints(table),
-        )
+        parts = {
+            **{f"seat {s.label}": self.play_seat(table, s) for s in table.seats},
+            **{f"spectator {s.label}": watch(s) for s in table.spectators},
+            "late spectator": self.late_spectator(table, watch),
+            "spectator hints": self.spectator_hints(table),
+        }
+        tasks = [asyncio.create_task(c, name=name) for name, c in parts.items()]
+        table.tasks.update((t.get_name(), t) for t in tasks)
+        await asyncio.gather(*tasks)
         table.done = True
 
     async def late_spectator(self, table: SoakTable, watch: Any) -> None:
@@ -733,27 +738,72 @@ class Soak:
             self.running.add(number)
             self.computers += len(table.computers)
             try:
-                async with asyncio.timeout(self.options.game_timeout):
-                    await self.play(table)
-            except TimeoutError:
-                self.game_failed(table, "stuck", self.describe(table))
+                stuck = await self.watch_over(table)
+                if stuck is not None:
+                    self.game_failed(table, stuck, await self.describe(table))
             except Exception as exc:
-                text = "".join(traceback.format_exception(exc, limit=6))
+                text = "".join(traceback.format_exception(exc, limit=-8))
                 self.game_failed(table, f"harness: {type(exc).__name__}", text)
             finally:
+                for task in table.tasks.values():
+                    task.cancel()
+                await asyncio.gather(*table.tasks.values(), return_exceptions=True)
                 await asyncio.gather(*(c.close() for c in table.clients), return_exceptions=True)
                 self.running.discard(number)
             if table.done:
                 await self.check(table)
             del self.tables[number]
 
-    def describe(self, table: SoakTable) -> str:
+    async def watch_over(self, table: SoakTable) -> str | None:
+        """Play the table; the reason it is stuck (then it is left running, for
+        :meth:`describe`; the caller cancels it), or None once it is over. Stuck: every client
+        has seen the game end for ``STUCK_AFTER_OVER`` seconds but some coroutine still waits,
+        or longer than ``--game-timeout`` in all."""
+        game = table.tasks["game"] = asyncio.create_task(self.play(table))
+        began = time.monotonic()
+        over_since: float | None = None
+        while True:
+            await asyncio.wait({game}, timeout=2)
+            if game.done():
+                game.result()  # raises what the game raised
+                return None
+            models = [c.model for c in table.live_clients]
+            if table.room and all(
+                m is not None and m.status is RoomStatus.FINISHED for m in models
+            ):
+                over_since = over_since or time.monotonic()
+                if time.monotonic() - over_since > STUCK_AFTER_OVER:
+                    return "stuck after game_over"
+            else:
+                over_since = None
+            if time.monotonic() - began > self.options.game_timeout:
+                return "stuck"
+
+    async def describe(self, table: SoakTable) -> str:
+        """What every client of a stuck table shows, what it waits for, which of the table's
+        coroutines are still running (and where they wait), and the tail of the room's log."""
         parts = [f"room {table.room or '?'}"]
-        for c in table.live_clients:
+        for c in table.clients:
             m = c.model
             state = f"seq {m.seq} {m.status} {m.phase} cur {m.current_player}" if m else "no model"
-            parts.append(f"{c.label}({c.player or '-'}) {c.status} on {c.url}: {state}")
-        return "; ".join(parts)
+            pending = {k: message_type(v.command) for k, v in c._pending.items()}
+            acks = list(c.acked.items())[-3:]
+            parts.append(
+                f"{c.label}({c.player or '-'}) {c.status} on {c.url} reconnects {c.reconnects}: "
+                f"{state}; pending {pending}; last acks {acks}"
+            )
+        for name, task in table.tasks.items():
+            if not task.done() and name != "game":
+                parts.append(f"waiting: {name} at {' > '.join(_await_chain(task.get_coro()))}")
+        if table.room:
+            try:
+                async with asyncio.timeout(20):
+                    raw = await self.fetch_log(table.room)
+                tail = [(e.get("seq"), e.get("type"), e.get("player")) for e in raw[-5:]]
+                parts.append(f"log tail {tail}")
+            except (TimeoutError, RuntimeError) as exc:
+                parts.append(f"log unreadable: {exc}")
+        return "\n    ".join(parts)
 
     def game_failed(self, table: SoakTable, reason: str, detail: str) -> None:
         self.failed[reason] += 1
@@ -1218,6 +1268,17 @@ def _traceback_incidents(lines: list[str]) -> list[tuple[str, str]]:
         found.append((f"{name} in {where}", "\n".join(lines[start : i + 1])[-4000:]))
         i += 1
     return found
+
+
+def _await_chain(coro: Any) -> list[str]:
+    """Where a suspended coroutine waits: function:line of each coroutine it awaits, in."""
+    out = []
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            out.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return out
 
 
 def _ms(seconds: float) -> float | None:
