@@ -248,12 +248,16 @@ class Series:
         self.starts.setdefault(segment, t)
         self.points.append((segment, t, value))
 
-    def slope_per_minute(self, warmup: float, segment_warmup: float) -> tuple[float, float]:
-        """The pooled slope per minute, and the minutes of samples it rests on."""
+    def slope_per_minute(
+        self, warmup: float, segment_warmup: float, until: float
+    ) -> tuple[float, float]:
+        """The pooled slope per minute of the samples from ``warmup`` to ``until`` (the end
+        of the load: the last games and the idle drain do not count), and the minutes of
+        samples it rests on."""
         kept = [
             (k, t / 60, v)
             for k, t, v in self.points
-            if t >= warmup and t >= self.starts[k] + segment_warmup
+            if warmup <= t <= until and t >= self.starts[k] + segment_warmup
         ]
         return pooled_slope(kept)
 
@@ -624,7 +628,8 @@ class Soak:
             seat.player = seat.client.player
 
         async def watch(client: FaultClient) -> None:
-            await client.wait_for(lambda m: m.room == room and m.results != [])
+            # not `results` (faultkit.play): a snapshot of a finished room has none
+            await client.wait_for(lambda m: m.room == room and m.status is RoomStatus.FINISHED)
 
         parts = {
             **{f"seat {s.label}": self.play_seat(table, s) for s in table.seats},
@@ -1041,13 +1046,16 @@ class Soak:
     def slopes(self, with_cover: bool = False) -> dict[str, Any]:
         """Slopes per minute (RSS and Redis in KiB, descriptors in units); ``with_cover``:
         (slope, minutes of samples after the warm-ups) pairs."""
-        warm = self.options.warmup_minutes(self.options.minutes) * 60
-        seg = self.options.segment_warmup
+        window = (
+            self.options.warmup_minutes(self.options.minutes) * 60,
+            self.options.segment_warmup,
+            self.options.minutes * 60,
+        )
         out: dict[str, tuple[float, float]] = {}
         for name in self.rss:
-            out[f"rss {name}"] = self.rss[name].slope_per_minute(warm, seg)
-            out[f"fds {name}"] = self.fds[name].slope_per_minute(warm, seg)
-        out["redis"] = self.redis_memory.slope_per_minute(warm, seg)
+            out[f"rss {name}"] = self.rss[name].slope_per_minute(*window)
+            out[f"fds {name}"] = self.fds[name].slope_per_minute(*window)
+        out["redis"] = self.redis_memory.slope_per_minute(*window)
         return out if with_cover else {k: v[0] for k, v in out.items()}
 
     def timeline(self) -> list[str]:
