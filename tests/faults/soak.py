@@ -295,6 +295,9 @@ class Backend:
         """(segment key, bytes) or None when it cannot be read now."""
         raise NotImplementedError
 
+    def pids(self) -> list[int]:
+        raise NotImplementedError
+
     def stop(self) -> None: ...
 
 
@@ -325,6 +328,10 @@ class SingleRedis(Backend):
                 return self.redis.pid, float(c.info("memory")["used_memory"])
         except (redis.RedisError, OSError, AssertionError):
             return None
+
+    def pids(self) -> list[int]:
+        process = self.redis.process
+        return [process.pid] if process is not None and process.poll() is None else []
 
     def stop(self) -> None:
         self.redis.stop()
@@ -364,6 +371,9 @@ class Cluster(Backend):
         except (redis.RedisError, OSError):
             return None
         return tuple(key), total
+
+    def pids(self) -> list[int]:
+        return [n.process.pid for n in self.live()]
 
     def masters(self) -> list[tuple[ClusterNodeProcess, list[tuple[int, int]]]]:
         """The masters serving slots now, with their slot ranges (asked of a live node)."""
@@ -546,6 +556,9 @@ class Soak:
         self.fds_total: dict[str, Series] = {s.name: Series() for s in self.slots}
         self.redis_memory = Series()
         self.tables: dict[int, SoakTable] = {}
+        self.cpu: dict[tuple[str, int], float] = {}  # (role, pid) -> CPU seconds used
+        self.cpu_at_start = time.process_time()
+        self.cpu_wall = 0.0
 
     # -- time --------------------------------------------------------------------------------
 
@@ -1018,6 +1031,16 @@ class Soak:
         memory = self.backend.used_memory()
         if memory is not None:
             self.redis_memory.add(memory[0], t, memory[1] / KIB)
+        if t <= self.options.minutes * 60:  # CPU while under load
+            roles = [("servers", s.pid) for s in self.slots]
+            roles += [("redis", pid) for pid in self.backend.pids()]
+            for role, pid in roles:
+                with contextlib.suppress(psutil.Error, OSError):
+                    if pid is not None:
+                        times = psutil.Process(pid).cpu_times()
+                        self.cpu[(role, pid)] = times.user + times.system
+            self.cpu[("soak driver", 0)] = time.process_time() - self.cpu_at_start
+            self.cpu_wall = t
 
     async def sampler(self) -> None:
         while not self.stopping.is_set():
@@ -1028,6 +1051,14 @@ class Soak:
         while True:
             await asyncio.sleep(self.options.report_every)
             say(self.summary_line())
+
+    def cpu_shares(self) -> dict[str, float]:
+        """CPU seconds per wall second (1.0 = one core) of the servers, Redis and this
+        process, sampled while under load (a killed process counts up to its last sample)."""
+        out: Counter[str] = Counter()
+        for (role, _), seconds in self.cpu.items():
+            out[role] += seconds
+        return {k: round(v / max(self.cpu_wall, 1.0), 3) for k, v in out.items()}
 
     def recoveries(self) -> list[float]:
         """Per disruption: recovered - max(disrupted, end of the fault before the recovery);
@@ -1124,6 +1155,7 @@ class Soak:
         )
         self.t0 = time.monotonic()
         self.deadline = self.t0 + self.options.minutes * 60
+        self.cpu_at_start = time.process_time()
         background = [
             asyncio.create_task(self.sampler()),
             asyncio.create_task(self.reporter()),
@@ -1203,6 +1235,7 @@ class Soak:
             "recovery ms p50": _ms(percentile(rec, 50)),
             "recovery ms p99": _ms(percentile(rec, 99)),
             "recovery ms max": _ms(max(rec, default=math.nan)),
+            "CPU (cores) while under load": self.cpu_shares(),
             "round trip ms p50": _ms(percentile(self.stats.latencies, 50)),
             "round trip ms p99": _ms(percentile(self.stats.latencies, 99)),
             "server starts": {s.name: s.starts for s in self.slots},
