@@ -70,7 +70,7 @@ import tempfile
 import time
 import traceback
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,11 +95,23 @@ from faultkit import (  # noqa: E402
     read_log,
 )
 from procs import ServerProcess, free_port  # noqa: E402
+from websockets.asyncio.client import ClientConnection  # noqa: E402
 
 from clients.client import CommandError  # noqa: E402
 from clients.model import RoomModel  # noqa: E402
 from clients.strategy import choose_box, decide  # noqa: E402
-from protocol import Event, Level, Phase, RoomStatus, message_type  # noqa: E402
+from protocol import (  # noqa: E402
+    Ack,
+    Command,
+    Error,
+    Event,
+    Level,
+    Phase,
+    Ping,
+    RoomStatus,
+    Snapshot,
+    message_type,
+)
 from protocol.fairdice import Status, verify_log  # noqa: E402
 from server.ops.embedded_cluster import ClusterNodeProcess, EmbeddedCluster  # noqa: E402
 from server.solver import SolverRules, default_cache_dir, table_for  # noqa: E402
@@ -459,13 +471,13 @@ def server_env(backend: Backend, options: Options) -> dict[str, str]:
 class Seat:
     urls: list[str]
     label: str
-    client: FaultClient
+    client: SoakClient
     player: str | None = None
-    earlier: list[FaultClient] = field(default_factory=list)  # clients closed for a rejoin
+    earlier: list[SoakClient] = field(default_factory=list)  # clients closed for a rejoin
     rejoin_after: int | None = None  # moves before the seat is rejoined
 
     @property
-    def clients(self) -> list[FaultClient]:
+    def clients(self) -> list[SoakClient]:
         return [*self.earlier, self.client]
 
 
@@ -473,25 +485,25 @@ class Seat:
 class SoakTable:
     number: int
     seats: list[Seat]
-    spectators: list[FaultClient]
+    spectators: list[SoakClient]
     computers: list[Level]
     first_player: str
     late_spectator_urls: list[str] | None
     rng: random.Random
     room: str = ""
     done: bool = False
-    late: FaultClient | None = None
+    late: SoakClient | None = None
     hints: int = 0
     rejoins: int = 0
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     @property
-    def clients(self) -> list[FaultClient]:
+    def clients(self) -> list[SoakClient]:
         out = [c for s in self.seats for c in s.clients] + self.spectators
         return out + ([self.late] if self.late is not None else [])
 
     @property
-    def live_clients(self) -> list[FaultClient]:
+    def live_clients(self) -> list[SoakClient]:
         out = [s.client for s in self.seats] + self.spectators
         return out + ([self.late] if self.late is not None else [])
 
@@ -511,6 +523,41 @@ def _needs(me: str | None, acted_at: int) -> Callable[[RoomModel], bool]:
         )
 
     return needs_me
+
+
+class SoakClient(FaultClient):
+    """A :class:`FaultClient` that also keeps a trail of what it did and saw (commands sent,
+    acks, errors, snapshots, connection changes, the bot's decisions), with times, to explain a
+    violation or a stuck table."""
+
+    def __init__(
+        self, urls: Sequence[str], stats: Stats, label: str, clock: Callable[[], float]
+    ) -> None:
+        super().__init__(urls, stats, label)
+        self.clock = clock
+        self.trail: deque[str] = deque(maxlen=80)
+
+    def note(self, text: str) -> None:
+        self.trail.append(f"{self.clock():.2f}s {text}")
+
+    def _on_status(self, status: str) -> None:
+        self.note(f"status {status} ({self.url})")
+        super()._on_status(status)
+
+    async def _send(self, ws: ClientConnection, command: Command) -> None:
+        if not isinstance(command, Ping):
+            seq = getattr(command, "expect_seq", None)
+            self.note(f"send {message_type(command)} {command.id} expect_seq={seq}")
+        await super()._send(ws, command)
+
+    def _dispatch(self, message: object) -> bool:
+        if isinstance(message, Error):
+            self.note(f"error {message.code} to {message.id} seq={message.seq}")
+        elif isinstance(message, Ack):
+            self.note(f"ack {message.id} seq={message.seq}")
+        elif isinstance(message, Snapshot):
+            self.note(f"snapshot seq={message.seq} ({len(self.wire)} items before)")
+        return super()._dispatch(message)
 
 
 class Soak:
@@ -589,9 +636,9 @@ class Soak:
 
     # -- tables ------------------------------------------------------------------------------
 
-    def client(self, urls: list[str], label: str) -> FaultClient:
+    def client(self, urls: list[str], label: str) -> SoakClient:
         self.clients_made += 1
-        return FaultClient(urls, self.stats, label)
+        return SoakClient(urls, self.stats, label, self.now)
 
     def new_table(self, number: int) -> SoakTable:
         rng = random.Random(self.rng.getrandbits(64))
@@ -698,6 +745,7 @@ class Soak:
             if model.status is RoomStatus.FINISHED:
                 return
             acted_at = model.seq
+            client.note(f"bot: my move at seq {model.seq} ({model.status} {model.phase})")
             if delay:
                 await asyncio.sleep(delay * table.rng.uniform(0.5, 1.5))
             try:
@@ -718,6 +766,7 @@ class Soak:
                         await client.roll(keep=decision.keep)
                 moves += 1
             except CommandError as exc:
+                client.note(f"bot: refused {exc.code} (retryable={exc.retryable}, seq={exc.seq})")
                 if exc.code == "stale_state" and exc.seq is not None:
                     seq = exc.seq
                     await client.wait_for(lambda m, s=seq: m.seq >= s)
@@ -810,6 +859,9 @@ class Soak:
                 f"{c.label}({c.player or '-'}) {c.status} on {c.url} reconnects {c.reconnects}: "
                 f"{state}; pending {pending}; last acks {acks}"
             )
+        for c in table.clients:
+            trail = "\n      ".join(list(c.trail)[-15:])
+            parts.append(f"{c.label} trail:\n      {trail}")
         for name, task in table.tasks.items():
             if not task.done() and name != "game":
                 parts.append(f"waiting: {name} at {' > '.join(_await_chain(task.get_coro()))}")
@@ -865,7 +917,8 @@ class Soak:
         if verdict.status is not Status.VERIFIED:
             found.append(("dice", f"{table.room}: fair dice: {verdict.describe()}"))
         for kind, text in found:
-            self.violations[kind] += 1
+            if kind != "(trail)":
+                self.violations[kind] += 1
             self.problems.append(f"t={self.now():.0f}s {text}")
             if len(self.problems) <= 40:
                 say(f"VIOLATION [{kind}] {text}")
@@ -1389,8 +1442,12 @@ def check_soak_room(
         found.append(("effects", f"{room}: {logged_scores} people's scored for {scores} acked"))
     current = {id(c) for c in table.live_clients}
     for client in table.clients:
-        for problem in check_stream(client, room, log, to_the_end=id(client) in current):
+        problems = check_stream(client, room, log, to_the_end=id(client) in current)
+        for problem in problems:
             found.append((_kind(problem), problem))
+        if problems and isinstance(client, SoakClient):
+            trail = "\n      ".join(list(client.trail)[-30:])
+            found.append(("(trail)", f"{room}/{client.label} trail:\n      {trail}"))
     return found
 
 
