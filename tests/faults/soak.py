@@ -592,6 +592,7 @@ class Soak:
         self.running: set[int] = set()
         self.faults: Counter[str] = Counter()
         self.windows: list[tuple[float, float]] = []  # (fault start, fault end), in order
+        self.window_kinds: list[str] = []
         self.fault_log: list[str] = []
         self.lobby_events = 0
         self.lobby_reconnects = 0
@@ -971,6 +972,7 @@ class Soak:
                 self.failures.append(f"t={self.now():.0f}s chaos {kind} {detail}")
             end = self.cleared_at if self.cleared_at is not None else time.monotonic()
             self.windows.append((start, end))
+            self.window_kinds.append(kind)
             self.cleared_at = None
             self.faults[kind] += 1
             line = f"t={start - self.t0:.0f}s {kind}: {detail}"
@@ -1113,19 +1115,28 @@ class Soak:
             out[role] += seconds
         return {k: round(v / max(self.cpu_wall, 1.0), 3) for k, v in out.items()}
 
-    def recoveries(self) -> list[float]:
+    def recoveries(self, by_kind: bool = False) -> Any:
         """Per disruption: recovered - max(disrupted, end of the fault before the recovery);
-        0 if it recovered before that fault's end was noted."""
+        0 if it recovered before that fault's end was noted. ``by_kind``: a list per kind of
+        that fault ("none" before the first)."""
         starts = [s for s, _ in self.windows]
-        out = []
+        out: dict[str, list[float]] = {}
         for disrupted, recovered in self.stats.disruptions:
             i = bisect_right(starts, recovered) - 1
             if i < 0:
-                out.append(recovered - disrupted)
+                out.setdefault("none", []).append(recovered - disrupted)
                 continue
             end = self.windows[i][1]
-            out.append(0.0 if recovered < end else recovered - max(disrupted, end))
-        return out
+            took = 0.0 if recovered < end else recovered - max(disrupted, end)
+            out.setdefault(self.window_kinds[i], []).append(took)
+        return out if by_kind else [r for values in out.values() for r in values]
+
+    def recovery_by_kind(self) -> dict[str, str]:
+        """p50 / p99 / max ms (count) of the recoveries after each kind of fault."""
+        return {
+            kind: f"{_ms(percentile(v, 50))} / {_ms(percentile(v, 99))} / {_ms(max(v))} ({len(v)})"
+            for kind, v in sorted(self.recoveries(by_kind=True).items())
+        }
 
     def slopes(self, with_cover: bool = False) -> dict[str, Any]:
         """Slopes per minute (RSS and Redis in KiB, descriptors in units); ``with_cover``:
@@ -1288,6 +1299,7 @@ class Soak:
             "recovery ms p50": _ms(percentile(rec, 50)),
             "recovery ms p99": _ms(percentile(rec, 99)),
             "recovery ms max": _ms(max(rec, default=math.nan)),
+            "recovery ms p50 / p99 / max by fault": self.recovery_by_kind(),
             "CPU (cores) while under load": self.cpu_shares(),
             "round trip ms p50": _ms(percentile(self.stats.latencies, 50)),
             "round trip ms p99": _ms(percentile(self.stats.latencies, 99)),
