@@ -117,6 +117,7 @@ from server.ops.embedded_cluster import ClusterNodeProcess, EmbeddedCluster  # n
 from server.solver import SolverRules, default_cache_dir, table_for  # noqa: E402
 
 LEVELS = tuple(Level)
+PROBLEMS_TOLD = 5  # of one client's stream problems, the first few are printed
 STUCK_AFTER_OVER = 30.0  # s every client has seen game_over while the table still waits
 MIN_SLOPE_MINUTES = 3.0  # a slope over fewer minutes of samples is printed, not judged
 KIB = 1024.0
@@ -920,6 +921,8 @@ class Soak:
         for kind, text in found:
             if kind != "(trail)":
                 self.violations[kind] += 1
+            if not text:
+                continue
             self.problems.append(f"t={self.now():.0f}s {text}")
             if len(self.problems) <= 40:
                 say(f"VIOLATION [{kind}] {text}")
@@ -1328,7 +1331,7 @@ class Soak:
             "tracebacks by kind": dict(traceback_kinds),
             "traceback excerpts": excerpts,
             "failures": self.failures[:20],
-            "problems": self.problems[:50],
+            "problems": self.problems[:200],
             "fault log": self.fault_log,
             "timeline": self.timeline(),
             "samples": {
@@ -1455,11 +1458,15 @@ def check_soak_room(
     current = {id(c) for c in table.live_clients}
     for client in table.clients:
         problems = check_stream(client, room, log, to_the_end=id(client) in current)
-        for problem in problems:
-            found.append((_kind(problem), problem))
-        if problems and isinstance(client, SoakClient):
+        if problems and isinstance(client, SoakClient):  # the trail first: it explains them
             trail = "\n      ".join(list(client.trail)[-30:])
             found.append(("(trail)", f"{room}/{client.label} trail:\n      {trail}"))
+        for n, problem in enumerate(problems):
+            # every one counted; the first few of a client told, then how many more
+            shown = problem if n < PROBLEMS_TOLD else ""
+            if n == len(problems) - 1 and n >= PROBLEMS_TOLD:
+                shown = f"{room}/{client.label}: {n + 1 - PROBLEMS_TOLD} more like these"
+            found.append((_kind(problem), shown))
     return found
 
 
