@@ -8,6 +8,7 @@
     python3 .ci/dev.py yahtzee <subcommand> ...        # any other `yahtzee` command
     python3 .ci/dev.py pythons                         # the supported Pythons this machine has
     python3 .ci/dev.py flaky N [pytest options]        # the suite N times under CPU contention
+    python3 .ci/dev.py soak [--minutes N] [--cluster]  # chaos soak (tests/faults/soak.py --help)
 
 It creates `.venv/` beside the repository (override with YAHTZEE_VENV), installs the pinned,
 hash-checked dependencies from `requirements.lock` and the project itself (editable), and then
@@ -254,10 +255,12 @@ def main(argv: list[str]) -> None:
         if not rest or not rest[0].isdigit():
             sys.exit("usage: .ci/dev.py flaky N [pytest options]")
         sys.exit(flaky(int(rest[0]), rest[1:]))
+    elif command == "soak":
+        _exec(PYTHON, ROOT / "tests" / "faults" / "soak.py", *rest)
     elif command == "setup":
         return
     else:
-        known = "serve, test, check, cluster, yahtzee, setup, pythons, flaky"
+        known = "serve, test, check, cluster, yahtzee, setup, pythons, flaky, soak"
         sys.exit(f"unknown command {command!r}; try: {known}")
 
 
