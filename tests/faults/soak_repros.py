@@ -1,5 +1,6 @@
 """Minimal reproductions of the server bugs the chaos soak (``soak.py``) found; each prints what
-it observed and exits 1 while the bug is there, 0 once it is fixed. Not part of the test suite.
+it observed and exits 1 while the bug is there, 0 once it is fixed (all three are fixed; the
+suite's regression tests are ``test_unknown_outcome_e2e.py``). Not part of the test suite.
 
     .venv/bin/python tests/faults/soak_repros.py http-500          # about 15 s
     .venv/bin/python tests/faults/soak_repros.py computer-stall    # about 45 s
