@@ -92,7 +92,7 @@ async def measure(redis_url: str, database_url: str, games: int, players: int) -
     store = RedisStore(client, prefix)
     service = GameService(store, Settings(redis_url=redis_url, redis_prefix=prefix))
     pending = PendingArchive(store)
-    service.finished = pending.add
+    service.endings.connect(pending.add)
     seats = Seats(service)
     rooms = [await _play(service, seats, players) for _ in range(games)]
     per_room = []

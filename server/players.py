@@ -125,7 +125,7 @@ class Players:
         except DATABASE_ERRORS as exc:
             log.warning("database not ready at start (archiving will wait for it): %s", exc)
         players = cls(rt, settings, db, embedded)
-        rt.service.finished = players.pending.add
+        rt.service.endings.connect(players.pending.add)
         rt.players = players
         players._task = asyncio.create_task(
             players.archiver.run(settings.poll_seconds), name="archiver"
@@ -133,8 +133,7 @@ class Players:
         return players
 
     async def stop(self) -> None:
-        if self.rt.service.finished == self.pending.add:
-            self.rt.service.finished = None
+        self.rt.service.endings.disconnect()
         self.rt.players = None
         if self._task is not None:
             self._task.cancel()

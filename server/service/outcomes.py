@@ -26,6 +26,7 @@ __all__ = [
     "CreatedRoom",
     "Deliver",
     "Finished",
+    "GameEndings",
     "Outcome",
     "RematchMade",
     "Result",
@@ -75,6 +76,26 @@ class Cached:
     version: int
     seq: int
     record: room.RoomRecord
+
+
+class GameEndings:
+    """Where the service reports a game that just finished: built with the service, connected
+    to the archive's pending set when the players part starts and disconnected when it stops
+    (without a database nothing listens)."""
+
+    def __init__(self) -> None:
+        self._listener: Finished | None = None
+
+    def connect(self, listener: Finished) -> None:
+        self._listener = listener
+
+    def disconnect(self) -> None:
+        self._listener = None
+
+    async def finished(self, room_id: str, now: int) -> None:
+        """A room's game just finished (after its commit)."""
+        if self._listener is not None:
+            await self._listener(room_id, now)
 
 
 class Seated(msgspec.Struct, frozen=True, omit_defaults=True):

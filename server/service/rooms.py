@@ -43,7 +43,7 @@ from server.service.outcomes import (
     Change,
     CreatedRoom,
     Deliver,
-    Finished,
+    GameEndings,
     Outcome,
     ServiceError,
     Step,
@@ -85,6 +85,7 @@ class GameService:
         clock: Callable[[], int] = now_ms,
         dice: Dice | None = None,
         wake: Wake | None = None,
+        endings: GameEndings | None = None,
     ) -> None:
         self.store = store
         self.wake = wake
@@ -95,7 +96,7 @@ class GameService:
         self.dice = dice
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: told (room id, now) after the commit that finished a room's game (the archive)
-        self.finished: Finished | None = None
+        self.endings = endings or GameEndings()
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
         self.hints = Hints(store, settings, wake)
 
@@ -230,9 +231,9 @@ class GameService:
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
-        if just_finished and self.finished is not None:
+        if just_finished:
             try:
-                await self.finished(room_id, now)
+                await self.endings.finished(room_id, now)
             except redis.exceptions.RedisError as exc:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Attempt(Outcome(reply.last_seq, change.result, record=record), None)

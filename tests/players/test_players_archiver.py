@@ -60,7 +60,7 @@ async def node(redis_url: str, redis_prefix: str, redis_backend: str) -> AsyncIt
     clock = Clock()
     service = GameService(store, settings, clock=clock, dice=lambda n: (6,) * n)
     pending = PendingArchive(store)
-    service.finished = pending.add  # the hook the application installs
+    service.endings.connect(pending.add)  # as the players part does when it starts
     try:
         yield Node(store, service, Seats(service), pending, clock)
     finally:
