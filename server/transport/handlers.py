@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Literal
 
 import msgspec
 
@@ -24,7 +23,6 @@ from server.domain import room, roomlist
 from server.domain.refusals import RefusalError
 from server.service.identities import IdentityError
 from server.service.outcomes import (
-    Cached,
     Outcome,
     RematchMade,
     Seated,
@@ -36,6 +34,7 @@ from server.strategy import computers
 from server.transport.connection import TokenBucket
 from server.transport.context import Context, Handled, Member
 from server.transport.listing import public_rooms
+from server.transport.membership import attach, committed
 
 __all__ = ["Context", "Handled", "Member", "handle"]
 
@@ -197,32 +196,6 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
 # -- entering and leaving a room ----------------------------------------------------------------
 
 
-async def _attach(
-    ctx: Context, room_id: str, role: Literal["player", "spectator"], player: str | None,
-    at: Cached, last_seq: int | None,
-) -> tuple[Member, bool]:  # fmt: skip
-    """Subscribe the connection: the events after ``last_seq`` when the client can resume from
-    there (``True``: resumed), else a snapshot of ``at`` and the events after it.
-
-    Nothing is sent and nothing stays subscribed unless every step succeeds: a command that
-    fails here (``unavailable``) and is retried must not leave a second subscription (every
-    event twice) or a second snapshot behind. The subscription's events are held by the session
-    until the command's reply is sent, so the snapshot, sent last, still comes first."""
-    resumed = last_seq is not None and last_seq <= at.seq
-    after = last_seq if resumed and last_seq is not None else at.seq
-    subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
-    try:
-        if player is not None:
-            await ctx.rooms.renew_lease(room_id, player, ctx.conn_id, ctx.rt.player_lease_ms)
-    except BaseException:
-        subscription.close()
-        raise
-    if not resumed:
-        grace = ctx.rt.settings.absent_turn_seconds
-        ctx.send(views.snapshot(room_id, at.seq, at.record, grace))
-    return Member(room_id, role, player, subscription), resumed
-
-
 async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Join)
     _require_free(ctx)
@@ -237,9 +210,9 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
         seed=command.seed,
         identity=ctx.identity,
     )
-    at = await _committed(ctx, command.room, out.seq, out.record)
+    at = await committed(ctx, command.room, out.seq, out.record)
     seated = _seated(out)
-    member, _ = await _attach(ctx, command.room, "player", seated.player, at, None)
+    member, _ = await attach(ctx, command.room, "player", seated.player, at, None)
     if seated.previous is not None and seated.previous != ctx.conn_id:
         await ctx.rt.kick(command.room, seated.previous)
     result = pm.JoinResult(player=seated.player, seat=seated.seat, token=seated.token or "")
@@ -252,22 +225,13 @@ def _seated(out: Outcome) -> Seated:
     return out.result
 
 
-async def _committed(
-    ctx: Context, room_id: str, seq: int, record: room.RoomRecord | None
-) -> Cached:
-    """The room at ``seq`` as just committed, or read again (for a retried command)."""
-    if record is not None:
-        return Cached(0, seq, record)
-    return await ctx.rooms.view(room_id)
-
-
 async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Rejoin)
     _require_free(ctx)
     player = await ctx.rooms.authenticate(command.room, command.token)
     out, previous = await ctx.rooms.claim_seat(command.room, player, ctx.conn_id)
-    at = await _committed(ctx, command.room, out.seq, out.record)
-    member, resumed = await _attach(ctx, command.room, "player", player, at, command.last_seq)
+    at = await committed(ctx, command.room, out.seq, out.record)
+    member, resumed = await attach(ctx, command.room, "player", player, at, command.last_seq)
     if previous is not None:
         await ctx.rt.kick(command.room, previous)
     seat = at.record.game.seat_of(player)
@@ -283,7 +247,7 @@ async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
     # counted before subscribing: a failure here leaves no subscription behind (a lease without
     # a connection is swept)
     await ctx.rooms.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
-    member, resumed = await _attach(ctx, command.room, "spectator", None, at, command.last_seq)
+    member, resumed = await attach(ctx, command.room, "spectator", None, at, command.last_seq)
     result = pm.SpectateResult(resumed=resumed)
     return Handled(pm.make_ack(command, result, seq=member.subscription.cursor), enter=member)
 
