@@ -462,6 +462,9 @@ def server_env(backend: Backend, options: Options) -> dict[str, str]:
         "YAHTZEE_RETENTION_SECONDS": str(options.retention),
         "YAHTZEE_SOLVER_CACHE": str(default_cache_dir()),
         "YAHTZEE_PRELOAD_TABLES": "yahtzee",
+        # The archive is not under test here (each process would start its own embedded
+        # PostgreSQL); DATABASE_URL in the environment still names a shared one.
+        "YAHTZEE_DATABASE": os.environ.get("YAHTZEE_DATABASE", "off"),
     }
 
 
