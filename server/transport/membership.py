@@ -20,11 +20,14 @@ async def attach(
     """Subscribe the connection: the events after ``last_seq`` when the client can resume from
     there (``True``: resumed), else a snapshot of ``at`` and the events after it.
 
-    Nothing is sent and nothing stays subscribed unless every step succeeds: a command that
-    fails here (``unavailable``) and is retried must not leave a second subscription (every
-    event twice) or a second snapshot behind. The subscription's events are held by the session
-    until the command's reply is sent, so the snapshot, sent last, still comes first."""
+    Nothing stays subscribed unless every step succeeds: a command that fails here
+    (``unavailable``) and is retried must not leave a second subscription behind (every event
+    twice). What this sends (the snapshot, the catch-up events) is held by the session until the
+    command's reply, and dropped with a refusal, so a retry's snapshot is the only one."""
     resumed = last_seq is not None and last_seq <= at.seq
+    if not resumed:  # first: the session holds it ahead of the subscription's events
+        grace = ctx.rt.settings.absent_turn_seconds
+        ctx.send(views.snapshot(room_id, at.seq, at.record, grace))
     after = last_seq if resumed and last_seq is not None else at.seq
     subscription = await ctx.rt.feed.subscribe(room_id, after, ctx.sink)
     try:
@@ -33,9 +36,6 @@ async def attach(
     except BaseException:
         subscription.close()
         raise
-    if not resumed:
-        grace = ctx.rt.settings.absent_turn_seconds
-        ctx.send(views.snapshot(room_id, at.seq, at.record, grace))
     return Member(room_id, role, player, subscription), resumed
 
 
