@@ -29,7 +29,7 @@ __all__ = [
 PROTOCOL_VERSION: Final = 1
 """Version of the wire protocol defined by this package (part of every subprotocol name)."""
 
-PROTOCOL_MINOR: Final = 3
+PROTOCOL_MINOR: Final = 4
 """Minor version (compatible additions) of this package; announced in ``welcome``, not in the
 subprotocol name (SPEC.md "Versioning")."""
 

@@ -265,7 +265,7 @@ def test_welcome_vectors_announce_the_server_defaults(name: str) -> None:
 # Older peers keep working: the vectors of every earlier minor version
 # --------------------------------------------------------------------------------------------
 
-OLD_VERSIONS = ("v1.0", "v1.1", "v1.2")
+OLD_VERSIONS = ("v1.0", "v1.1", "v1.2", "v1.3")
 """Earlier minor versions whose vectors are kept, unchanged, in vectors/<version>/."""
 
 
