@@ -182,12 +182,10 @@ class GameService:
         now = self.clock()
         grace = self.settings.absent_turn_seconds
         record = change.record
-        record = record.replace(
-            absent_ms=room.absent_at(record, grace), computer_ms=room.computer_at(record, now)
-        )
         turn_began_at = now
         if record.deadline_ms is not None:  # the clock reading that set the turn's deadline
             turn_began_at = record.deadline_ms - record.meta.turn_seconds * 1000
+        # The events read the room's dice, seeds and game only, none of the fields set below.
         events = translate.wire_events(
             room_id,
             change.events,
@@ -197,8 +195,12 @@ class GameService:
             now=turn_began_at,
         )
         changed = [e.seq for e in events if not isinstance(e, pm.Spectators)]
-        if changed:  # spectator counts do not make a client's expect_seq stale (SPEC.md 10.8)
-            record = record.replace(game_seq=changed[-1])
+        record = record.replace(  # one copy of the record a commit
+            absent_ms=room.absent_at(record, grace),
+            computer_ms=room.computer_at(record, now),
+            # spectator counts do not make a client's expect_seq stale (SPEC.md 10.8)
+            game_seq=changed[-1] if changed else record.game_seq,
+        )
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
         ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
