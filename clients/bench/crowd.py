@@ -126,14 +126,16 @@ class CrowdSink:
     commands: int = 0
     computer_moves: int = 0
     errors: list[str] = field(default_factory=list)
-    early_moves: int = 0  # computer moves that came sooner than the pace (should not happen)
+    #: computer moves that reached the person sooner than the pace after the previous move: the
+    #: previous move's own delivery was slower than this one's (information, not an error)
+    early_moves: int = 0
 
     def delivered(self, seconds: float) -> None:
         self.delivery.record(seconds)
 
     def computer_moved(self, lateness: float) -> None:
         self.computer_moves += 1
-        if lateness < -0.005:  # more than the clocks' jitter early: the pace is not kept
+        if lateness < -0.005:
             self.early_moves += 1
         self.lateness.record(max(0.0, lateness))
 

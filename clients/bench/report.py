@@ -211,7 +211,7 @@ def _ramp_lines(title: str, ramp: dict[str, Any]) -> list[str]:
             + ("HELD" if step["held"] else "NOT HELD"),
             f"    {step['commands_per_second']:.1f} commands/s, "
             f"{step['computer_moves_per_second']:.1f} computer moves/s, "
-            f"{step['lobby_events']} lobby events",
+            f"{step['lobby_events']} lobby events ({step['lobby_events_since_open']} since open)",
             f"    command -> last delivery (ms)  {_latency(step['delivery_ms'])}",
             f"    computer lateness (ms)         {_latency(step['computer_lateness_ms'])}",
             f"    cores: server {step['server_cores']:.3f}, Valkey {step['valkey_cores']:.3f}, "

@@ -510,6 +510,9 @@ def _raise_file_limit() -> None:
 
 
 def _scenario(opts: Options) -> dict[str, Any]:
+    if opts.crowd is not None:  # the ramp's own options are in its section of the report
+        return {"kind": opts.crowd_kind, "workers": opts.workers,
+                "heartbeat_seconds": opts.heartbeat, "redis": _redis_kind(opts)}  # fmt: skip
     return {
         "kind": opts.crowd_kind or ("idle" if opts.idle_connections else "rooms"),
         "rooms": opts.rooms,
