@@ -250,7 +250,8 @@ def _step_line(step: dict[str, Any]) -> str:
     return (
         f"step {step['step']}: {step['users']} users, {step['commands_per_second']:.0f} cmd/s, "
         f"p99 {step['delivery_ms']['p99']:.1f} ms, lateness p99 "
-        f"{step['computer_lateness_ms']['p99']:.1f} ms, server {step['server_cores']:.2f} cores, "
+        f"{step['computer_lateness_ms']['p99']:.1f} ms, cores: server {step['server_cores']:.2f} "
+        f"Valkey {step['valkey_cores']:.2f} bench {step['generator_cores']:.2f}, "
         f"errors {step['errors']}, violations {step['violations']}"
     )
 

@@ -389,11 +389,14 @@ async def _crowd(
     opts: Options, crowd: CrowdOptions, group: ServerGroup, report: BenchReport
 ) -> None:
     """``--ccu`` or ``--vs-computer`` on the game server alone (failures go to the report)."""
-    progress = Progress(opts.progress, len(crowd.steps))
+    done = 0
 
     def show(line: str) -> None:
-        progress.label = line
-        progress.show()
+        nonlocal done
+        if line.endswith("rooms") and "opening" in line:  # a new step
+            done += 1
+        if opts.progress and sys.stderr is not None:
+            print(f"[{done}/{len(crowd.steps)}] {line}", file=sys.stderr, flush=True)
 
     scenario = crowd_scenarios.ccu if opts.crowd_kind == "ccu" else crowd_scenarios.vs_computer
     try:
