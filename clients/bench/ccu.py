@@ -40,6 +40,7 @@ from clients.bench.crowd import (
 from clients.bench.pacing import LoopClock
 from clients.bench.procs import ServerGroup
 from clients.bench.report import BenchReport
+from clients.bench.streams import LatencyHistogram
 from clients.client import Client
 from protocol import Encoding, FirstPlayer, Level
 
@@ -156,8 +157,13 @@ async def _measure(crowd: _Crowd, seconds: float) -> dict[str, Any]:
     lobby_before = sum(s.events for s in crowd.lobbies)
     lobby_errors_before = sum(len(s.errors) for s in crowd.lobbies)
     cost_before, driver_before, started = crowd.group.cost(), _own_cpu(), loop.time()
+    machine_before = psutil.cpu_times()
+    lag = LatencyHistogram()
+    probe = asyncio.create_task(_loop_lag(lag))
     await asyncio.sleep(seconds)  # the measured window: the rooms play meanwhile
+    probe.cancel()
     elapsed = loop.time() - started
+    machine_busy = _busy(psutil.cpu_times()) - _busy(machine_before)
     cost = crowd.group.cost()
     spent = cost - cost_before
     driver = _own_cpu() - driver_before
@@ -178,6 +184,11 @@ async def _measure(crowd: _Crowd, seconds: float) -> dict[str, Any]:
         "valkey_cores": spent.redis_cpu / elapsed,
         "generator_cores": driver / elapsed,
         "generator_may_be_the_limit": driver / elapsed > GENERATOR_BUSY,
+        "generator_loop_lag_ms": lag.summary_ms(),
+        # Every process of the machine: what the other tenants of a shared machine took.
+        "machine_busy_cores": machine_busy / elapsed,
+        "others_cores": max(0.0, machine_busy - spent.server_cpu - spent.redis_cpu - driver)
+        / elapsed,
         "server_rss_bytes": cost.server_rss,
         "valkey_rss_bytes": cost.redis_rss,
         "generator_rss_bytes": int(psutil.Process().memory_info().rss),
@@ -186,6 +197,24 @@ async def _measure(crowd: _Crowd, seconds: float) -> dict[str, Any]:
         "violations": violations,
         "load_average": list(psutil.getloadavg()),
     }
+
+
+LAG_PROBE = 0.05  # seconds between the bench loop's lag probes
+
+
+async def _loop_lag(into: LatencyHistogram) -> None:
+    """How late the bench's own event loop wakes (a busy or starved generator delays every
+    event it times): each probe's oversleep."""
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(LAG_PROBE)  # the probe's period, not synchronisation
+        into.record(max(0.0, loop.time() - before - LAG_PROBE))
+
+
+def _busy(times: Any) -> float:
+    """CPU seconds the machine spent outside idle and iowait."""
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
 
 
 def _settle() -> None:
@@ -251,7 +280,9 @@ def _step_line(step: dict[str, Any]) -> str:
         f"step {step['step']}: {step['users']} users, {step['commands_per_second']:.0f} cmd/s, "
         f"p99 {step['delivery_ms']['p99']:.1f} ms, lateness p99 "
         f"{step['computer_lateness_ms']['p99']:.1f} ms, cores: server {step['server_cores']:.2f} "
-        f"Valkey {step['valkey_cores']:.2f} bench {step['generator_cores']:.2f}, "
+        f"Valkey {step['valkey_cores']:.2f} bench {step['generator_cores']:.2f} "
+        f"others {step['others_cores']:.2f}, bench loop lag p99 "
+        f"{step['generator_loop_lag_ms']['p99']:.1f} ms, "
         f"errors {step['errors']}, violations {step['violations']}"
     )
 

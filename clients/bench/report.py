@@ -216,7 +216,9 @@ def _ramp_lines(title: str, ramp: dict[str, Any]) -> list[str]:
             f"    computer lateness (ms)         {_latency(step['computer_lateness_ms'])}",
             f"    cores: server {step['server_cores']:.3f}, Valkey {step['valkey_cores']:.3f}, "
             f"bench {step['generator_cores']:.3f}"
-            + (" (the bench may be the limit)" if step["generator_may_be_the_limit"] else ""),
+            + (" (the bench may be the limit)" if step["generator_may_be_the_limit"] else "")
+            + f", other processes {step['others_cores']:.3f}; bench loop lag (ms) "
+            + _latency(step["generator_loop_lag_ms"]),
             f"    RSS: server {_mib(step['server_rss_bytes'])}, Valkey "
             f"{_mib(step['valkey_rss_bytes'])}, bench {_mib(step['generator_rss_bytes'])}",
             f"    errors {step['errors']}, violations {step['violations']}, load average "
