@@ -320,7 +320,9 @@ async def ccu(
             return mix_for(missing, first=len(crowd.rooms)) if missing > 0 else []
 
         def held(step: dict[str, Any]) -> bool:
-            return bool(step["delivery_ms"]["p99"] <= LIMIT_MS and _quiet(step))
+            # nobody played (--think beyond the step): nothing was held, only connections
+            played = step["commands"] > 0
+            return bool(played and step["delivery_ms"]["p99"] <= LIMIT_MS and _quiet(step))
 
         result["steps"] = await _ramp(
             crowd, opts.steps, shapes_for, held, lambda _: _population(crowd), progress
@@ -345,7 +347,8 @@ async def vs_computer(
             return [MixShape(1, computers=3)] * max(0, rooms - len(crowd.rooms))
 
         def held(step: dict[str, Any]) -> bool:
-            return bool(step["computer_lateness_ms"]["p99"] <= LIMIT_MS and _quiet(step))
+            played = step["computer_moves_per_second"] > 0
+            return bool(played and step["computer_lateness_ms"]["p99"] <= LIMIT_MS and _quiet(step))
 
         result["steps"] = await _ramp(
             crowd, opts.steps, shapes_for, held, lambda _: _population(crowd), progress

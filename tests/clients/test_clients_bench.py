@@ -481,6 +481,12 @@ def test_a_tiny_ccu_ramp_plays_mixed_rooms_and_verifies_every_stream(
     assert last["computer_moves_per_second"] > 0
     assert ramp["summary"]["target_users_per_process"] == 25_000
     assert any(t["target"].startswith(">= 25,000 concurrent players") for t in report["targets"])
+    assert last["lobby_events_since_open"] >= last["lobby_streams"]  # each got the list at least
+    # The table for people shows every step and the summary.
+    table = BenchReport(scenario=report["scenario"], ccu=ramp).format_table()
+    assert "concurrent players (--ccu)" in table
+    assert table.count("    command -> last delivery (ms)") == 2
+    assert "summary: {" in table
 
 
 def test_a_tiny_vs_computer_ramp_times_the_computers_moves(official_table: object) -> None:
