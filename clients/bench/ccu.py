@@ -52,6 +52,7 @@ ROOMS_TARGET = 3_000  # rooms of 1 person + 3 computers per process, every move 
 USERS_PER_LOBBY_STREAM = 100  # one open lobby page per this many users
 OPEN_BATCH = 25  # rooms opened at once
 TABLE_TIMEOUT = 600.0  # seconds a first strategy table build may take on a slow machine
+DRAIN_SECONDS = 15.0  # at the end, how long the last commands' events may take to arrive
 GENERATOR_BUSY = 0.8  # the bench's own CPU (cores) above which it may be the limit
 
 
@@ -112,6 +113,13 @@ class _Crowd:
 
     async def close(self, report: BenchReport) -> None:
         self.running = False
+        # The last commands' events still on their way are not lost ones: let them arrive.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DRAIN_SECONDS
+        while any(r.outstanding for r in self.rooms) and loop.time() < deadline:
+            self.sink.notify.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.sink.notify.wait(), deadline - loop.time())
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)

@@ -130,8 +130,11 @@ class CrowdSink:
     #: previous move's own delivery was slower than this one's (information, not an error)
     early_moves: int = 0
 
+    notify: asyncio.Event = field(default_factory=asyncio.Event)  # set at each delivery
+
     def delivered(self, seconds: float) -> None:
         self.delivery.record(seconds)
+        self.notify.set()
 
     def computer_moved(self, lateness: float) -> None:
         self.computer_moves += 1
@@ -150,6 +153,7 @@ class _CrowdClient(Client):
             reconnect=False,
             client_name="yahtzee-bench",
             max_buffered_events=1,  # nobody reads events(): keep none of them
+            on_status=self._status_changed,
         )
         self.label = label
         self.owner = room
@@ -168,6 +172,12 @@ class _CrowdClient(Client):
             if self.timing and isinstance(event, MOVES):
                 self.owner.move_arrived(event, now)
         return super()._dispatch(message)
+
+    def _status_changed(self, status: str) -> None:
+        """A connection the server closed (a heartbeat timeout, a slow reader) is an error of
+        the step: its room's streams would otherwise just stop."""
+        if status == "closed" and not self._closing:
+            self.owner.sink().errors.append(f"{self.label}: connection closed, not by the bench")
 
 
 class HumanRoom:
