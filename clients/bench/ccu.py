@@ -21,9 +21,9 @@ import contextlib
 import gc
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -34,7 +34,6 @@ from clients.bench.crowd import (
     LobbyStream,
     MixShape,
     ThinkTime,
-    connections_of,
     mix_for,
 )
 from clients.bench.pacing import LoopClock
@@ -43,6 +42,9 @@ from clients.bench.report import BenchReport
 from clients.bench.streams import LatencyHistogram
 from clients.client import Client
 from protocol import Encoding, FirstPlayer, Level
+
+if TYPE_CHECKING:
+    from clients.bench.drivers import RemoteDriver
 
 __all__ = ["CCU_TARGET", "LIMIT_MS", "ROOMS_TARGET", "CrowdOptions", "ccu", "vs_computer"]
 
@@ -69,15 +71,33 @@ class CrowdOptions:
     pin: bool = False
     encoding: Encoding = Encoding.MSGPACK
     seed: int = 30
+    drivers: int = 1  # load-generator processes (this one and drivers - 1 children)
+
+    def to_json(self) -> dict[str, Any]:
+        """What a generator process needs to play its rooms like this one."""
+        return {
+            "think": [self.think.low, self.think.high], "level": self.level.value,
+            "computer_delay_ms": self.computer_delay_ms, "encoding": self.encoding.value,
+            "seed": self.seed,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CrowdOptions:
+        return cls(
+            steps=[], think=ThinkTime(*data["think"]), level=Level(data["level"]),
+            computer_delay_ms=data["computer_delay_ms"], encoding=Encoding(data["encoding"]),
+            seed=data["seed"],
+        )  # fmt: skip
 
 
 @dataclass
 class _Crowd:
     """The rooms and lobby streams opened so far and the current step's sink."""
 
-    group: ServerGroup
+    ports: list[int]
     opts: CrowdOptions
     rng: random.Random
+    index_base: int = 0  # room labels of this process (several drivers: disjoint)
     rooms: list[HumanRoom] = field(default_factory=list)
     lobbies: list[LobbyStream] = field(default_factory=list)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -85,11 +105,11 @@ class _Crowd:
     running: bool = True
 
     def url(self, index: int) -> str:
-        return f"ws://127.0.0.1:{self.group.ports[index % len(self.group.ports)]}/ws"
+        return f"ws://127.0.0.1:{self.ports[index % len(self.ports)]}/ws"
 
     async def add_rooms(self, shapes: list[MixShape]) -> None:
         clock = LoopClock()
-        first = len(self.rooms)
+        first = self.index_base + len(self.rooms)
         for start in range(0, len(shapes), OPEN_BATCH):
             batch = [
                 HumanRoom(
@@ -106,12 +126,13 @@ class _Crowd:
 
     async def add_lobbies(self, total: int) -> None:
         while len(self.lobbies) < total:
-            port = self.group.ports[len(self.lobbies) % len(self.group.ports)]
+            port = self.ports[len(self.lobbies) % len(self.ports)]
             stream = LobbyStream("127.0.0.1", port)
             await stream.open()
             self.lobbies.append(stream)
 
-    async def close(self, report: BenchReport) -> None:
+    async def close(self) -> tuple[list[str], list[str]]:
+        """Stop playing, let the last events arrive, close; (violations, lobby errors)."""
         self.running = False
         # The last commands' events still on their way are not lost ones: let them arrive.
         loop = asyncio.get_running_loop()
@@ -125,10 +146,8 @@ class _Crowd:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         await asyncio.gather(*(s.close() for s in self.lobbies), return_exceptions=True)
         await asyncio.gather(*(r.close() for r in self.rooms), return_exceptions=True)
-        for room in self.rooms:
-            report.violations += room.violations()
-        for stream in self.lobbies:
-            report.failures += stream.errors[:5]
+        violations = [v for room in self.rooms for v in room.violations()]
+        return violations, [e for stream in self.lobbies for e in stream.errors[:5]]
 
 
 # ---------------------------------------------------------------------------- pinning
@@ -157,27 +176,101 @@ def _own_cpu() -> float:
     return float(times.user + times.system)
 
 
-async def _measure(crowd: _Crowd, seconds: float) -> dict[str, Any]:
-    """Measure the rooms as they play for ``seconds``: the step's figures."""
-    loop = asyncio.get_running_loop()
+@dataclass
+class Window:
+    """What one load-generator process saw in a measured window (several are merged)."""
+
+    sink: CrowdSink = field(default_factory=CrowdSink)
+    lag: LatencyHistogram = field(default_factory=LatencyHistogram)
+    violations: int = 0
+    lobby_events: int = 0
+    lobby_events_since_open: int = 0
+    cpu: float = 0.0  # CPU seconds of the generator process(es)
+    rss: int = 0
+    processes: int = 1
+
+    def merge(self, other: Window) -> None:
+        mine, theirs = self.sink, other.sink
+        mine.delivery.add(theirs.delivery)
+        mine.lateness.add(theirs.lateness)
+        mine.commands += theirs.commands
+        mine.computer_moves += theirs.computer_moves
+        mine.early_moves += theirs.early_moves
+        mine.errors += theirs.errors
+        self.lag.add(other.lag)
+        self.violations += other.violations
+        self.lobby_events += other.lobby_events
+        self.lobby_events_since_open += other.lobby_events_since_open
+        self.cpu += other.cpu
+        self.rss += other.rss
+        self.processes += other.processes
+
+    def to_json(self) -> dict[str, Any]:
+        sink = self.sink
+        return {
+            "delivery": sink.delivery.to_json(), "lateness": sink.lateness.to_json(),
+            "lag": self.lag.to_json(), "commands": sink.commands,
+            "computer_moves": sink.computer_moves, "early_moves": sink.early_moves,
+            "errors": sink.errors[:20], "violations": self.violations,
+            "lobby_events": self.lobby_events,
+            "lobby_events_since_open": self.lobby_events_since_open,
+            "cpu": self.cpu, "rss": self.rss,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Window:
+        sink = CrowdSink(
+            delivery=LatencyHistogram.from_json(data["delivery"]),
+            lateness=LatencyHistogram.from_json(data["lateness"]),
+            commands=data["commands"], computer_moves=data["computer_moves"],
+            errors=list(data["errors"]), early_moves=data["early_moves"],
+        )  # fmt: skip
+        return cls(
+            sink, LatencyHistogram.from_json(data["lag"]), data["violations"],
+            data["lobby_events"], data["lobby_events_since_open"], data["cpu"], data["rss"],
+        )  # fmt: skip
+
+
+async def client_window(crowd: _Crowd, seconds: float) -> Window:
+    """This process's rooms as they play for ``seconds``: what its connections saw."""
     crowd.sink = sink = CrowdSink()
     violations_before = sum(r.violation_count() for r in crowd.rooms)
     lobby_before = sum(s.events for s in crowd.lobbies)
     lobby_errors_before = sum(len(s.errors) for s in crowd.lobbies)
-    cost_before, driver_before, started = crowd.group.cost(), _own_cpu(), loop.time()
-    machine_before = psutil.cpu_times()
+    cpu_before = _own_cpu()
     lag = LatencyHistogram()
     probe = asyncio.create_task(_loop_lag(lag))
     await asyncio.sleep(seconds)  # the measured window: the rooms play meanwhile
     probe.cancel()
+    sink.errors += [e for s in crowd.lobbies for e in s.errors][lobby_errors_before:]
+    return Window(
+        sink=sink,
+        lag=lag,
+        violations=sum(r.violation_count() for r in crowd.rooms) - violations_before,
+        lobby_events=sum(s.events for s in crowd.lobbies) - lobby_before,
+        lobby_events_since_open=sum(s.events for s in crowd.lobbies),
+        cpu=_own_cpu() - cpu_before,
+        rss=int(psutil.Process().memory_info().rss),
+    )
+
+
+async def _measure(
+    crowd: _Crowd, group: ServerGroup, drivers: Sequence[RemoteDriver], seconds: float
+) -> dict[str, Any]:
+    """Measure the rooms of every generator process for ``seconds``: the step's figures."""
+    loop = asyncio.get_running_loop()
+    cost_before, started, machine_before = group.cost(), loop.time(), psutil.cpu_times()
+    windows = await asyncio.gather(
+        client_window(crowd, seconds), *(d.measure(seconds) for d in drivers)
+    )
     elapsed = loop.time() - started
     machine_busy = _busy(psutil.cpu_times()) - _busy(machine_before)
-    cost = crowd.group.cost()
+    cost = group.cost()
     spent = cost - cost_before
-    driver = _own_cpu() - driver_before
-    violations = sum(r.violation_count() for r in crowd.rooms) - violations_before
-    lobby_errors = [e for s in crowd.lobbies for e in s.errors][lobby_errors_before:]
-    errors = sink.errors + lobby_errors
+    window = windows[0]
+    for other in windows[1:]:
+        window.merge(other)
+    sink, driver = window.sink, window.cpu
     return {
         "seconds": elapsed,
         "commands": sink.commands,
@@ -186,23 +279,25 @@ async def _measure(crowd: _Crowd, seconds: float) -> dict[str, Any]:
         "computer_moves_per_second": sink.computer_moves / elapsed,
         "computer_lateness_ms": sink.lateness.summary_ms(),
         "computer_moves_early": sink.early_moves,
-        "lobby_events": sum(s.events for s in crowd.lobbies) - lobby_before,
-        "lobby_events_since_open": sum(s.events for s in crowd.lobbies),
+        "lobby_events": window.lobby_events,
+        "lobby_events_since_open": window.lobby_events_since_open,
         "server_cores": spent.server_cpu / elapsed,
         "valkey_cores": spent.redis_cpu / elapsed,
+        "generator_processes": window.processes,
         "generator_cores": driver / elapsed,
-        "generator_may_be_the_limit": driver / elapsed > GENERATOR_BUSY,
-        "generator_loop_lag_ms": lag.summary_ms(),
+        # one process's share: a generator process is one loop on one core
+        "generator_may_be_the_limit": driver / elapsed / window.processes > GENERATOR_BUSY,
+        "generator_loop_lag_ms": window.lag.summary_ms(),
         # Every process of the machine: what the other tenants of a shared machine took.
         "machine_busy_cores": machine_busy / elapsed,
         "others_cores": max(0.0, machine_busy - spent.server_cpu - spent.redis_cpu - driver)
         / elapsed,
         "server_rss_bytes": cost.server_rss,
         "valkey_rss_bytes": cost.redis_rss,
-        "generator_rss_bytes": int(psutil.Process().memory_info().rss),
-        "errors": len(errors),
-        "error_samples": errors[:5],
-        "violations": violations,
+        "generator_rss_bytes": window.rss,
+        "errors": len(sink.errors),
+        "error_samples": sink.errors[:5],
+        "violations": window.violations,
         "load_average": list(psutil.getloadavg()),
     }
 
@@ -257,30 +352,92 @@ async def _warm_table(url: str, opts: CrowdOptions) -> float:
     return loop.time() - began
 
 
+@dataclass
+class _Generators:
+    """This process's rooms (and the lobby streams) and those of the other generator
+    processes (``--drivers``): rooms are dealt to them in turn."""
+
+    group: ServerGroup
+    crowd: _Crowd
+    drivers: list[RemoteDriver] = field(default_factory=list)
+    shapes: list[MixShape] = field(default_factory=list)  # every room of every process
+
+    @property
+    def users(self) -> int:
+        return sum(shape.users for shape in self.shapes)
+
+    async def add_rooms(self, shapes: list[MixShape]) -> None:
+        count = 1 + len(self.drivers)
+        parts = [shapes[k::count] for k in range(count)]
+        await asyncio.gather(
+            self.crowd.add_rooms(parts[0]),
+            *(d.grow(part) for d, part in zip(self.drivers, parts[1:], strict=True)),
+        )
+        self.shapes += shapes
+
+    def population(self) -> dict[str, Any]:
+        return {
+            "rooms": len(self.shapes),
+            "users": self.users,
+            "people": sum(s.people for s in self.shapes),
+            "spectators": sum(s.spectators for s in self.shapes),
+            "computers": sum(s.computers for s in self.shapes),
+            "lobby_streams": len(self.crowd.lobbies),
+        }
+
+    async def close(self, report: BenchReport) -> None:
+        closed = await asyncio.gather(
+            self.crowd.close(), *(d.close() for d in self.drivers), return_exceptions=True
+        )
+        for outcome in closed:
+            if isinstance(outcome, BaseException):
+                report.failures.append(f"a generator process: {outcome!r}")
+            else:
+                report.violations += outcome[0]
+                report.failures += outcome[1]
+
+
 async def _ramp(
-    crowd: _Crowd,
+    generators: _Generators,
     targets: list[int],
     shapes_for: Callable[[int], list[MixShape]],
     held: Callable[[dict[str, Any]], bool],
-    describe: Callable[[dict[str, Any]], dict[str, Any]],
     progress: Callable[[str], None],
 ) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
+    opts = generators.crowd.opts
     for target in targets:
         shapes = shapes_for(target)
         progress(f"step {target}: opening {len(shapes)} rooms")
-        await crowd.add_rooms(shapes)
-        users = connections_of(crowd.rooms)
-        await crowd.add_lobbies(max(1, users // USERS_PER_LOBBY_STREAM))
+        await generators.add_rooms(shapes)
+        await generators.crowd.add_lobbies(max(1, generators.users // USERS_PER_LOBBY_STREAM))
         _settle()
-        await asyncio.sleep(crowd.opts.warmup_seconds)  # let the new rooms reach their pace
-        progress(f"step {target}: measuring {crowd.opts.step_seconds:.0f} s")
-        figures = await _measure(crowd, crowd.opts.step_seconds)
-        step = {"step": target, **describe(figures), **figures}
+        await asyncio.sleep(opts.warmup_seconds)  # let the new rooms reach their pace
+        progress(f"step {target}: measuring {opts.step_seconds:.0f} s")
+        figures = await _measure(
+            generators.crowd, generators.group, generators.drivers, opts.step_seconds
+        )
+        step = {"step": target, **generators.population(), **figures}
         step["held"] = held(step)
         steps.append(step)
         progress(_step_line(step))
     return steps
+
+
+async def _start(group: ServerGroup, opts: CrowdOptions, result: dict[str, Any]) -> _Generators:
+    """Pin (if asked), load the computers' table, start the other generator processes."""
+    from clients.bench.drivers import RemoteDriver  # it imports this module
+
+    result["pinning"] = pin(group) if opts.pin else {"pinned": False}
+    crowd = _Crowd(group.ports, opts, random.Random(opts.seed))
+    generators = _Generators(group, crowd)
+    result["table_warmup_seconds"] = await _warm_table(crowd.url(0), opts)
+    generators.drivers = list(
+        await asyncio.gather(
+            *(RemoteDriver.start(group.ports, opts, k) for k in range(1, opts.drivers))
+        )
+    )
+    return generators
 
 
 def _step_line(step: dict[str, Any]) -> str:
@@ -295,19 +452,6 @@ def _step_line(step: dict[str, Any]) -> str:
     )
 
 
-def _population(crowd: _Crowd) -> dict[str, Any]:
-    rooms = crowd.rooms
-    return {
-        "rooms": len(rooms),
-        "users": connections_of(rooms),
-        "people": sum(r.shape.people for r in rooms),
-        "spectators": sum(r.shape.spectators for r in rooms),
-        "computers": sum(r.shape.computers for r in rooms),
-        "lobby_streams": len(crowd.lobbies),
-        "games_started": sum(r.games for r in rooms),
-    }
-
-
 def _quiet(step: dict[str, Any]) -> bool:
     return bool(step["errors"] == 0 and step["violations"] == 0)
 
@@ -316,27 +460,26 @@ async def ccu(
     group: ServerGroup, opts: CrowdOptions, report: BenchReport, progress: Callable[[str], None]
 ) -> None:
     """``--ccu N1,N2,...``: users in the mixed rooms of :data:`~clients.bench.crowd.CCU_MIX`."""
-    crowd = _Crowd(group, opts, random.Random(opts.seed))
-    result: dict[str, Any] = {"options": _options(opts), "mix": _mix()}
+    result: dict[str, Any] = {"options": _options(opts), "mix": _mix(), "pinning": {}}
     report.ccu = result
+    generators: _Generators | None = None
     try:
-        result["pinning"] = pin(group) if opts.pin else {"pinned": False}
-        result["table_warmup_seconds"] = await _warm_table(crowd.url(0), opts)
+        generators = await _start(group, opts, result)
+        shapes = generators.shapes
 
         def shapes_for(users: int) -> list[MixShape]:
-            missing = users - connections_of(crowd.rooms)
-            return mix_for(missing, first=len(crowd.rooms)) if missing > 0 else []
+            missing = users - sum(shape.users for shape in shapes)
+            return mix_for(missing, first=len(shapes)) if missing > 0 else []
 
         def held(step: dict[str, Any]) -> bool:
             # nobody played (--think beyond the step): nothing was held, only connections
             played = step["commands"] > 0
             return bool(played and step["delivery_ms"]["p99"] <= LIMIT_MS and _quiet(step))
 
-        result["steps"] = await _ramp(
-            crowd, opts.steps, shapes_for, held, lambda _: _population(crowd), progress
-        )
+        result["steps"] = await _ramp(generators, opts.steps, shapes_for, held, progress)
     finally:
-        await crowd.close(report)
+        if generators is not None:
+            await generators.close(report)
     result["summary"] = ccu_summary(result["steps"], pinned=result["pinning"]["pinned"])
 
 
@@ -344,25 +487,24 @@ async def vs_computer(
     group: ServerGroup, opts: CrowdOptions, report: BenchReport, progress: Callable[[str], None]
 ) -> None:
     """``--vs-computer R1,R2,...``: rooms of 1 person + 3 computers at the computers' pace."""
-    crowd = _Crowd(group, opts, random.Random(opts.seed))
-    result: dict[str, Any] = {"options": _options(opts)}
+    result: dict[str, Any] = {"options": _options(opts), "pinning": {}}
     report.vs_computer = result
+    generators: _Generators | None = None
     try:
-        result["pinning"] = pin(group) if opts.pin else {"pinned": False}
-        result["table_warmup_seconds"] = await _warm_table(crowd.url(0), opts)
+        generators = await _start(group, opts, result)
+        shapes = generators.shapes
 
         def shapes_for(rooms: int) -> list[MixShape]:
-            return [MixShape(1, computers=3)] * max(0, rooms - len(crowd.rooms))
+            return [MixShape(1, computers=3)] * max(0, rooms - len(shapes))
 
         def held(step: dict[str, Any]) -> bool:
             played = step["computer_moves_per_second"] > 0
             return bool(played and step["computer_lateness_ms"]["p99"] <= LIMIT_MS and _quiet(step))
 
-        result["steps"] = await _ramp(
-            crowd, opts.steps, shapes_for, held, lambda _: _population(crowd), progress
-        )
+        result["steps"] = await _ramp(generators, opts.steps, shapes_for, held, progress)
     finally:
-        await crowd.close(report)
+        if generators is not None:
+            await generators.close(report)
     result["summary"] = rooms_summary(result["steps"])
 
 
@@ -377,6 +519,7 @@ def _options(opts: CrowdOptions) -> dict[str, Any]:
         "pin": opts.pin,
         "encoding": opts.encoding.value,
         "users_per_lobby_stream": USERS_PER_LOBBY_STREAM,
+        "generator_processes": opts.drivers,
     }
 
 

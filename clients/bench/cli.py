@@ -102,6 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     people.add_argument("--computer-delay-ms", type=int, default=900,
                         help="ms before each computer move (900, as the server)")  # fmt: skip
     people.add_argument(
+        "--drivers", type=int, default=1, metavar="N",
+        help="load-generator processes (1): this one and N - 1 children, rooms dealt in turn",
+    )  # fmt: skip
+    people.add_argument(
         "--pin", action="store_true",
         help="server processes on CPU 0, Valkey and the bench on CPU 1 (sched_setaffinity)",
     )  # fmt: skip
@@ -136,12 +140,13 @@ def options_from(args: argparse.Namespace) -> Options:
             computer_delay_ms=args.computer_delay_ms,
             pin=args.pin,
             encoding=opts.encoding,
+            drivers=args.drivers,
         )
         opts.crowd_kind = "ccu" if args.ccu else "vs_computer"
         if args.ccu and args.vs_computer:
             raise SystemExit("yahtzee bench: --ccu or --vs-computer, one at a time")
-        if min(opts.crowd.steps) < 1 or args.step_seconds <= 0:
-            raise SystemExit("yahtzee bench: steps >= 1 and --step-seconds > 0")
+        if min(opts.crowd.steps) < 1 or args.step_seconds <= 0 or args.drivers < 1:
+            raise SystemExit("yahtzee bench: steps >= 1, --step-seconds > 0, --drivers >= 1")
     if args.spectators:
         opts.rooms, opts.players, opts.room_spectators = 1, 4, args.spectators
     if min(opts.rooms, opts.players, opts.rounds) < 1 or opts.round_seconds <= 0:

@@ -215,7 +215,7 @@ def _ramp_lines(title: str, ramp: dict[str, Any]) -> list[str]:
             f"    command -> last delivery (ms)  {_latency(step['delivery_ms'])}",
             f"    computer lateness (ms)         {_latency(step['computer_lateness_ms'])}",
             f"    cores: server {step['server_cores']:.3f}, Valkey {step['valkey_cores']:.3f}, "
-            f"bench {step['generator_cores']:.3f}"
+            f"bench {step['generator_cores']:.3f} ({step['generator_processes']} process(es))"
             + (" (the bench may be the limit)" if step["generator_may_be_the_limit"] else "")
             + f", other processes {step['others_cores']:.3f}; bench loop lag (ms) "
             + _latency(step["generator_loop_lag_ms"]),

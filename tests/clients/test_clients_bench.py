@@ -462,11 +462,12 @@ def check_steps(ramp: dict[str, Any], sizes: list[int]) -> None:
 def test_a_tiny_ccu_ramp_plays_mixed_rooms_and_verifies_every_stream(
     official_table: object,
 ) -> None:
-    # Two steps of a few rooms at a fast human pace; the computers' table is the session's.
+    # Two steps of a few rooms at a fast human pace, dealt to two generator processes (the
+    # bench and one child); the computers' table is the session's.
     del official_table
     code, report, stderr = run_bench(
         "--ccu", "12,40", "--step-seconds", "3", "--warmup-seconds", "1", "--think", "0.05,0.1",
-        "--computer-delay-ms", "100",
+        "--computer-delay-ms", "100", "--drivers", "2",
     )  # fmt: skip
     assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
     assert report["verification"] == {"ok": True, "violations": []}
@@ -474,6 +475,7 @@ def test_a_tiny_ccu_ramp_plays_mixed_rooms_and_verifies_every_stream(
     ramp = report["ccu"]
     check_steps(ramp, [12, 40])
     last = ramp["steps"][-1]
+    assert last["generator_processes"] == 2
     assert last["users"] >= 40
     assert last["people"] + last["spectators"] == last["users"]
     assert last["spectators"] > 0
