@@ -46,7 +46,17 @@ from protocol import Encoding, FirstPlayer, Level
 if TYPE_CHECKING:
     from clients.bench.drivers import RemoteDriver
 
-__all__ = ["CCU_TARGET", "LIMIT_MS", "ROOMS_TARGET", "CrowdOptions", "ccu", "vs_computer"]
+__all__ = [
+    "CCU_TARGET",
+    "LIMIT_MS",
+    "ROOMS_TARGET",
+    "Crowd",
+    "CrowdOptions",
+    "Window",
+    "ccu",
+    "client_window",
+    "vs_computer",
+]
 
 LIMIT_MS = 100.0  # a step holds at p99 <= 100 ms, no error, no violation
 CCU_TARGET = 25_000  # concurrent players per server process on one core (issue 30)
@@ -91,7 +101,7 @@ class CrowdOptions:
 
 
 @dataclass
-class _Crowd:
+class Crowd:
     """The rooms and lobby streams opened so far and the current step's sink."""
 
     ports: list[int]
@@ -231,7 +241,7 @@ class Window:
         )  # fmt: skip
 
 
-async def client_window(crowd: _Crowd, seconds: float) -> Window:
+async def client_window(crowd: Crowd, seconds: float) -> Window:
     """This process's rooms as they play for ``seconds``: what its connections saw."""
     crowd.sink = sink = CrowdSink()
     violations_before = sum(r.violation_count() for r in crowd.rooms)
@@ -255,7 +265,7 @@ async def client_window(crowd: _Crowd, seconds: float) -> Window:
 
 
 async def _measure(
-    crowd: _Crowd, group: ServerGroup, drivers: Sequence[RemoteDriver], seconds: float
+    crowd: Crowd, group: ServerGroup, drivers: Sequence[RemoteDriver], seconds: float
 ) -> dict[str, Any]:
     """Measure the rooms of every generator process for ``seconds``: the step's figures."""
     loop = asyncio.get_running_loop()
@@ -358,7 +368,7 @@ class _Generators:
     processes (``--drivers``): rooms are dealt to them in turn."""
 
     group: ServerGroup
-    crowd: _Crowd
+    crowd: Crowd
     drivers: list[RemoteDriver] = field(default_factory=list)
     shapes: list[MixShape] = field(default_factory=list)  # every room of every process
 
@@ -429,7 +439,7 @@ async def _start(group: ServerGroup, opts: CrowdOptions, result: dict[str, Any])
     from clients.bench.drivers import RemoteDriver  # it imports this module
 
     result["pinning"] = pin(group) if opts.pin else {"pinned": False}
-    crowd = _Crowd(group.ports, opts, random.Random(opts.seed))
+    crowd = Crowd(group.ports, opts, random.Random(opts.seed))
     generators = _Generators(group, crowd)
     result["table_warmup_seconds"] = await _warm_table(crowd.url(0), opts)
     generators.drivers = list(

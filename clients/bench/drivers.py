@@ -24,7 +24,7 @@ import random
 import sys
 from typing import Any
 
-from clients.bench.ccu import CrowdOptions, Window, _Crowd, client_window
+from clients.bench.ccu import Crowd, CrowdOptions, Window, client_window
 from clients.bench.crowd import MixShape
 
 __all__ = ["RemoteDriver", "main"]
@@ -86,10 +86,10 @@ class RemoteDriver:
 
 
 class _Child:
-    """The child's side: one :class:`~clients.bench.ccu._Crowd` run on command."""
+    """The child's side: one :class:`~clients.bench.ccu.Crowd` run on command."""
 
     def __init__(self) -> None:
-        self.crowd: _Crowd | None = None
+        self.crowd: Crowd | None = None
 
     async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         op = message["op"]
@@ -97,7 +97,7 @@ class _Child:
             opts = CrowdOptions.from_json(message["options"])
             index = int(message["index"])
             rng = random.Random(opts.seed + index)
-            self.crowd = _Crowd(list(message["ports"]), opts, rng, index * INDEX_STRIDE)
+            self.crowd = Crowd(list(message["ports"]), opts, rng, index * INDEX_STRIDE)
             return {"ok": True}
         crowd = self.crowd
         if crowd is None:
