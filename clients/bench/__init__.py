@@ -4,6 +4,8 @@ Modules: :mod:`~clients.bench.bare` (the baseline server), :mod:`~clients.bench.
 servers as subprocesses, their CPU and RSS), :mod:`~clients.bench.streams` (HDR histograms and
 stream verification), :mod:`~clients.bench.pacing` (closed and open loop),
 :mod:`~clients.bench.targets` (game and bare rooms), :mod:`~clients.bench.runner` (rounds and
-scenarios), :mod:`~clients.bench.report`, :mod:`~clients.bench.plot`, :mod:`~clients.bench.cli`.
+scenarios), :mod:`~clients.bench.report`, :mod:`~clients.bench.plot`, :mod:`~clients.bench.cli`;
+players at human pace (``--ccu``, ``--vs-computer``): :mod:`~clients.bench.crowd` (the rooms),
+:mod:`~clients.bench.ccu` (the ramps), :mod:`~clients.bench.drivers` (more generator processes).
 Results and how to read them: ``clients/bench/BENCHMARKS.md``.
 """

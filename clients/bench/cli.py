@@ -9,15 +9,29 @@ import logging
 import sys
 from pathlib import Path
 
+from clients.bench.ccu import CrowdOptions
+from clients.bench.crowd import ThinkTime
 from clients.bench.plot import PlotUnavailableError, plot
 from clients.bench.runner import Options, run
-from protocol import Encoding
+from protocol import Encoding, Level
 
 __all__ = ["add_arguments", "execute", "options_from", "register"]
 
 
 def _rates(text: str) -> list[float]:
     return [float(part) for part in text.split(",") if part.strip()]
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def _think(text: str) -> ThinkTime:
+    low, _, high = text.partition(",")
+    think = ThinkTime(float(low), float(high or low))
+    if not 0 <= think.low <= think.high:
+        raise argparse.ArgumentTypeError("--think LOW,HIGH with 0 <= LOW <= HIGH")
+    return think
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +77,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--spectators", type=int, default=0, metavar="N",
         help="one room of 4 players and N spectators: delivery percentiles",
     )  # fmt: skip
+    people = parser.add_argument_group(
+        "players at human pace (a ramp; see BENCHMARKS.md): only the game server is started"
+    )
+    people.add_argument(
+        "--ccu", type=_sizes, default=[], metavar="N1,N2,...",
+        help="concurrent players: mixed rooms (2-4 people, some 1 person + computers, "
+        "spectators in busy rooms, a lobby stream per 100 users) ramped to N1, N2, ... users",
+    )  # fmt: skip
+    people.add_argument(
+        "--vs-computer", type=_sizes, default=[], metavar="R1,R2,...",
+        help="rooms of 1 person + 3 computers ramped to R1, R2, ... rooms: computer lateness",
+    )  # fmt: skip
+    people.add_argument("--step-seconds", type=float, default=30.0,
+                        help="measured seconds per step (30)")  # fmt: skip
+    people.add_argument("--warmup-seconds", type=float, default=5.0,
+                        help="seconds from opening a step's rooms to measuring (5)")  # fmt: skip
+    people.add_argument(
+        "--think", type=_think, default=ThinkTime(), metavar="LOW,HIGH",
+        help="a person's pause before each command, uniform in seconds (2,4: a turn of 10-20 s)",
+    )  # fmt: skip
+    people.add_argument("--computer-level", choices=[lv.value for lv in Level],
+                        default=Level.HARD.value, help="computers' level (hard)")  # fmt: skip
+    people.add_argument("--computer-delay-ms", type=int, default=900,
+                        help="ms before each computer move (900, as the server)")  # fmt: skip
+    people.add_argument(
+        "--drivers", type=int, default=1, metavar="N",
+        help="load-generator processes (1): this one and N - 1 children, rooms dealt in turn",
+    )  # fmt: skip
+    people.add_argument(
+        "--pin", action="store_true",
+        help="server processes on CPU 0, Valkey and the bench on CPU 1 (sched_setaffinity)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--plot", type=Path, metavar="FILE", help="PNG of latency against load")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
@@ -84,6 +130,23 @@ def options_from(args: argparse.Namespace) -> Options:
         redis_cluster=args.redis_cluster,
         spread=args.spread,
     )
+    if args.ccu or args.vs_computer:
+        opts.crowd = CrowdOptions(
+            steps=list(args.ccu or args.vs_computer),
+            step_seconds=args.step_seconds,
+            warmup_seconds=args.warmup_seconds,
+            think=args.think,
+            level=Level(args.computer_level),
+            computer_delay_ms=args.computer_delay_ms,
+            pin=args.pin,
+            encoding=opts.encoding,
+            drivers=args.drivers,
+        )
+        opts.crowd_kind = "ccu" if args.ccu else "vs_computer"
+        if args.ccu and args.vs_computer:
+            raise SystemExit("yahtzee bench: --ccu or --vs-computer, one at a time")
+        if min(opts.crowd.steps) < 1 or args.step_seconds <= 0 or args.drivers < 1:
+            raise SystemExit("yahtzee bench: steps >= 1, --step-seconds > 0, --drivers >= 1")
     if args.spectators:
         opts.rooms, opts.players, opts.room_spectators = 1, 4, args.spectators
     if min(opts.rooms, opts.players, opts.rounds) < 1 or opts.round_seconds <= 0:

@@ -108,6 +108,9 @@ class BenchReport:
     violations: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     targets: list[dict[str, Any]] = field(default_factory=list)
+    #: ``--ccu`` and ``--vs-computer`` ramps (:mod:`clients.bench.ccu`): options, steps, summary
+    ccu: dict[str, Any] = field(default_factory=dict)
+    vs_computer: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -123,6 +126,8 @@ class BenchReport:
             "verification": {"ok": not self.violations, "violations": self.violations[:100]},
             "failures": self.failures,
             "targets": self.targets,
+            **({"ccu": self.ccu} if self.ccu else {}),
+            **({"vs_computer": self.vs_computer} if self.vs_computer else {}),
             "ok": self.ok,
         }
 
@@ -142,7 +147,11 @@ class BenchReport:
                 f" {_kib(rss['bare_bytes_per_connection'])}, ratio"
                 f" {_num(rss['ratio'])}",
             ]
-        lines += ["", "targets (issue 11):"]
+        if self.ccu:
+            lines += ["", *_ramp_lines("concurrent players (--ccu)", self.ccu)]
+        if self.vs_computer:
+            lines += ["", *_ramp_lines("1 person + 3 computers (--vs-computer)", self.vs_computer)]
+        lines += ["", "targets:"]
         for target in self.targets:
             met = {True: "MET", False: "NOT MET", None: "n/a"}[target["met"]]
             lines.append(f"  {met:<8}{target['target']}: {target['measured']}")
@@ -189,3 +198,36 @@ def _pair_lines(entry: dict[str, Any]) -> list[str]:
         f" {_num(ratio['ack_ms']['p99'])}, p99 delivery {_num(ratio['delivery_ms']['p99'])}"
     )
     return lines
+
+
+def _ramp_lines(title: str, ramp: dict[str, Any]) -> list[str]:
+    """One line per step of a ``--ccu`` / ``--vs-computer`` ramp, then its summary."""
+    lines = [f"{title}: {ramp.get('options', {})}", f"  pinning: {ramp.get('pinning')}"]
+    for step in ramp.get("steps", []):
+        lines += [
+            f"  step {step['step']}: {step['rooms']} rooms, {step['users']} users "
+            f"({step['people']} people, {step['spectators']} spectators, {step['computers']} "
+            f"computers, {step['lobby_streams']} lobby streams): "
+            + ("HELD" if step["held"] else "NOT HELD"),
+            f"    {step['commands_per_second']:.1f} commands/s, "
+            f"{step['computer_moves_per_second']:.1f} computer moves/s, "
+            f"{step['lobby_events']} lobby events ({step['lobby_events_since_open']} since open)",
+            f"    command -> last delivery (ms)  {_latency(step['delivery_ms'])}",
+            f"    computer lateness (ms)         {_latency(step['computer_lateness_ms'])}",
+            f"    cores: server {step['server_cores']:.3f}, Valkey {step['valkey_cores']:.3f}, "
+            f"bench {step['generator_cores']:.3f} ({step['generator_processes']} process(es))"
+            + (" (the bench may be the limit)" if step["generator_may_be_the_limit"] else "")
+            + f", other processes {step['others_cores']:.3f}; bench loop lag (ms) "
+            + _latency(step["generator_loop_lag_ms"]),
+            f"    RSS: server {_mib(step['server_rss_bytes'])}, Valkey "
+            f"{_mib(step['valkey_rss_bytes'])}, bench {_mib(step['generator_rss_bytes'])}",
+            f"    errors {step['errors']}, violations {step['violations']}, load average "
+            f"{step['load_average']}",
+        ]
+        lines += [f"    error: {e}" for e in step["error_samples"]]
+    lines.append(f"  summary: {ramp.get('summary')}")
+    return lines
+
+
+def _mib(value: float) -> str:
+    return f"{value / KIB / KIB:.1f} MiB"

@@ -32,7 +32,9 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.typing import Subprotocol
 
+from clients.bench import ccu as crowd_scenarios
 from clients.bench.bare import ROOM_PATH
+from clients.bench.ccu import CrowdOptions
 from clients.bench.pacing import Clock, LoopClock, Pace, closed_loop, open_loop
 from clients.bench.procs import (
     ServerGroup,
@@ -87,6 +89,9 @@ class Options:
     #: with several server processes, spread each room's connections over all of them (every
     #: event then crosses pub/sub) instead of keeping a room on one process
     spread: bool = False
+    #: ``--ccu`` / ``--vs-computer``: the ramp (only the game server runs), and which one
+    crowd: CrowdOptions | None = None
+    crowd_kind: str = ""
 
 
 class Room(Protocol):
@@ -380,6 +385,28 @@ async def idle(
     report.rss_per_connection = _rss_entry(opts.idle_connections, game_rss, bare_rss)
 
 
+async def _crowd(
+    opts: Options, crowd: CrowdOptions, group: ServerGroup, report: BenchReport
+) -> None:
+    """``--ccu`` or ``--vs-computer`` on the game server alone (failures go to the report)."""
+    done = 0
+
+    def show(line: str) -> None:
+        nonlocal done
+        if line.endswith("rooms") and "opening" in line:  # a new step
+            done += 1
+        if opts.progress and sys.stderr is not None:
+            print(f"[{done}/{len(crowd.steps)}] {line}", file=sys.stderr, flush=True)
+
+    scenario = crowd_scenarios.ccu if opts.crowd_kind == "ccu" else crowd_scenarios.vs_computer
+    try:
+        await scenario(group, crowd, report, show)
+    except (CommandError, ClientClosedError, ConnectionFailedError, OSError) as exc:
+        report.failures.append(f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug or a broken server: report it, fail the run
+        report.failures.append(f"{type(exc).__name__}: {exc!r}")
+
+
 # ---------------------------------------------------------------------------- targets
 
 
@@ -409,10 +436,41 @@ def evaluate_targets(report: BenchReport, opts: Options) -> list[dict[str, Any]]
         p99 = report.closed_loop["game"]["delivery_ms"]["p99"]
         targets.append(_target(f"p99 delivery, {opts.room_spectators} spectators",
                                p99, 250.0, "ms"))  # fmt: skip
+    targets += _crowd_targets(report)
     if opts.workers > 1:
         targets.append({"target": "--workers 2 no worse than 1 worker", "met": None,
                         "measured": "compare with a --workers 1 run", "value": None,
                         "limit": None})  # fmt: skip
+    return targets
+
+
+def _crowd_targets(report: BenchReport) -> list[dict[str, Any]]:
+    """Issue 30: players per process at p99 <= 100 ms; vs-computer rooms with moves on time."""
+    targets: list[dict[str, Any]] = []
+    if report.ccu.get("summary"):
+        summary = report.ccu["summary"]
+        measured = f"{summary['largest_users_held']} users held (measured)"
+        extrapolated = summary.get("extrapolated_users_per_server_core")
+        if extrapolated:
+            measured += f"; {extrapolated['value']:,.0f} per server core ({extrapolated['label']})"
+        targets.append({
+            "target": f">= {crowd_scenarios.CCU_TARGET:,} concurrent players per server process "
+            f"at p99 <= {crowd_scenarios.LIMIT_MS:.0f} ms",
+            "measured": measured, "value": summary["largest_users_held"],
+            "limit": crowd_scenarios.CCU_TARGET, "met": summary["met_measured"],
+        })  # fmt: skip
+    if report.vs_computer.get("summary"):
+        summary = report.vs_computer["summary"]
+        measured = f"{summary['largest_rooms_held']} rooms held (measured)"
+        extrapolated = summary.get("extrapolated_rooms_per_server_core")
+        if extrapolated:
+            measured += f"; {extrapolated['value']:,.0f} per server core ({extrapolated['label']})"
+        targets.append({
+            "target": f">= {crowd_scenarios.ROOMS_TARGET:,} rooms of 1 person + 3 computers per "
+            f"process, p99 computer lateness <= {crowd_scenarios.LIMIT_MS:.0f} ms",
+            "measured": measured, "value": summary["largest_rooms_held"],
+            "limit": crowd_scenarios.ROOMS_TARGET, "met": summary["met_measured"],
+        })  # fmt: skip
     return targets
 
 
@@ -455,8 +513,11 @@ def _raise_file_limit() -> None:
 
 
 def _scenario(opts: Options) -> dict[str, Any]:
+    if opts.crowd is not None:  # the ramp's own options are in its section of the report
+        return {"kind": opts.crowd_kind, "workers": opts.workers,
+                "heartbeat_seconds": opts.heartbeat, "redis": _redis_kind(opts)}  # fmt: skip
     return {
-        "kind": "idle" if opts.idle_connections else "rooms",
+        "kind": opts.crowd_kind or ("idle" if opts.idle_connections else "rooms"),
         "rooms": opts.rooms,
         "players": opts.players,
         "spectators_per_room": opts.room_spectators,
@@ -496,7 +557,17 @@ async def run(opts: Options, workdir: Path | None = None) -> BenchReport:
         start = start_game_on_cluster if opts.redis_cluster else start_game
         if workers > 1 and not opts.redis_cluster:
             start = start_game_processes  # N processes on one Valkey, each on its own port
+        if opts.crowd is not None:
+            # Computers play there: their strategy table loads at start-up (or is built once).
+            env["YAHTZEE_PRELOAD_TABLES"] = "yahtzee"
         game_group = await asyncio.to_thread(start, workers, env, directory)
+        if opts.crowd is not None:
+            try:
+                await _crowd(opts, opts.crowd, game_group, report)
+            finally:
+                await asyncio.to_thread(game_group.stop)
+            report.targets = evaluate_targets(report, opts)
+            return report
         try:
             bare_group = await asyncio.to_thread(start_bare, workers, opts.heartbeat, directory)
             try:

@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["LatencyHistogram", "RoomStreams"]
 
@@ -51,6 +52,18 @@ class LatencyHistogram:
     @property
     def count(self) -> int:
         return sum(self.counts.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts as plain data (another process's histogram is merged from it)."""
+        return {"max_us": self.max_us, "counts": [[s, t, n] for (s, t), n in self.counts.items()]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LatencyHistogram:
+        hist = cls()
+        hist.max_us = int(data["max_us"])
+        for shift, top, n in data["counts"]:
+            hist.counts[(int(shift), int(top))] += int(n)
+        return hist
 
     def value_at(self, percentile: float) -> int:
         """The highest value (microseconds) equivalent to the recorded one at ``percentile``:

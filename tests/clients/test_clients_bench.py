@@ -17,6 +17,8 @@ from clients_live import LiveServer
 from procs import ROOT
 
 from clients.bench import cli as bench_cli
+from clients.bench.ccu import ccu_summary, rooms_summary
+from clients.bench.crowd import CCU_MIX, CrowdSink, mix_for
 from clients.bench.pacing import LoopClock, closed_loop, open_loop
 from clients.bench.plot import PlotUnavailableError, plot
 from clients.bench.report import BenchReport, Figures, ratios
@@ -399,3 +401,108 @@ async def test_game_rooms_play_through_a_game_and_set_up_the_next(
     assert sink.delivery.count == steps  # each command reached both connections
     # Set-up commands: create, 2 enter (join, spectate), start; then 2 leaves and the same again.
     assert sink.setup_commands == 4 + 2 + 4
+
+
+# ---------------------------------------------------------------------------- players at human pace
+
+STEP_FIGURES = {"rooms", "users", "people", "spectators", "computers", "lobby_streams",
+                "commands_per_second", "delivery_ms", "computer_moves_per_second",
+                "computer_lateness_ms", "server_cores", "valkey_cores", "generator_cores",
+                "server_rss_bytes", "valkey_rss_bytes", "errors", "violations", "held",
+                "generator_loop_lag_ms", "machine_busy_cores", "others_cores"}  # fmt: skip
+
+
+def test_the_room_mix_holds_the_users_asked_for_with_every_kind_of_room() -> None:
+    rooms = mix_for(64)
+    assert sum(r.users for r in rooms) >= 64
+    assert sum(r.users for r in rooms[:-1]) < 64  # no room more than needed
+    assert {r.people for r in rooms} == {1, 2, 3, 4}
+    assert any(r.computers for r in rooms)
+    assert all(r.spectators for r in rooms if r.people == 4)  # busy rooms are watched
+    assert mix_for(10, first=8)[0] == CCU_MIX[8]  # a ramp's next rooms continue the cycle
+
+
+def test_a_computer_move_is_late_by_what_exceeds_the_pace_after_the_previous_move() -> None:
+    sink = CrowdSink()
+    sink.computer_moved(0.030)
+    sink.computer_moved(-0.020)  # sooner than the pace: counted, recorded as on time
+    assert sink.computer_moves == 2
+    assert sink.early_moves == 1
+    assert sink.lateness.summary_ms()["max"] == pytest.approx(30.0, rel=1e-2)
+
+
+def test_the_ccu_summary_extrapolates_from_the_largest_step_held_and_says_so() -> None:
+    steps = [
+        {"users": 100, "rooms": 30, "server_cores": 0.10, "held": True},
+        {"users": 200, "rooms": 60, "server_cores": 0.25, "held": True},
+        {"users": 400, "rooms": 120, "server_cores": 0.90, "held": False},
+    ]
+    summary = ccu_summary(steps, pinned=True)
+    assert summary["largest_users_held"] == 200
+    assert summary["met_measured"] is False
+    assert summary["server_cores_per_1000_users"] == pytest.approx(1.25)
+    extrapolated = summary["extrapolated_users_per_server_core"]
+    assert extrapolated["value"] == pytest.approx(800)
+    assert extrapolated["label"].startswith("EXTRAPOLATION")
+    assert rooms_summary(steps)["largest_rooms_held"] == 60
+
+
+def check_steps(ramp: dict[str, Any], sizes: list[int]) -> None:
+    assert [s["step"] for s in ramp["steps"]] == sizes
+    for step in ramp["steps"]:
+        assert set(step) >= STEP_FIGURES
+        assert step["errors"] == 0, step["error_samples"]
+        assert step["violations"] == 0
+        assert step["commands_per_second"] > 0
+        assert step["server_cores"] > 0
+        assert step["lobby_streams"] >= 1
+        assert set(step["delivery_ms"]) == set(step["computer_lateness_ms"]) == PERCENTILES
+
+
+def test_a_tiny_ccu_ramp_plays_mixed_rooms_and_verifies_every_stream(
+    official_table: object,
+) -> None:
+    # Two steps of a few rooms at a fast human pace, dealt to two generator processes (the
+    # bench and one child); the computers' table is the session's.
+    del official_table
+    code, report, stderr = run_bench(
+        "--ccu", "12,40", "--step-seconds", "3", "--warmup-seconds", "1", "--think", "0.05,0.1",
+        "--computer-delay-ms", "100", "--drivers", "2",
+    )  # fmt: skip
+    assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
+    assert report["verification"] == {"ok": True, "violations": []}
+    assert report["scenario"]["kind"] == "ccu"
+    ramp = report["ccu"]
+    check_steps(ramp, [12, 40])
+    last = ramp["steps"][-1]
+    assert last["generator_processes"] == 2
+    assert last["users"] >= 40
+    assert last["people"] + last["spectators"] == last["users"]
+    assert last["spectators"] > 0
+    assert last["computers"] > 0
+    assert last["computer_moves_per_second"] > 0
+    assert ramp["summary"]["target_users_per_process"] == 25_000
+    assert any(t["target"].startswith(">= 25,000 concurrent players") for t in report["targets"])
+    assert last["lobby_events_since_open"] >= last["lobby_streams"]  # each got the list at least
+    # The table for people shows every step and the summary.
+    table = BenchReport(scenario=report["scenario"], ccu=ramp).format_table()
+    assert "concurrent players (--ccu)" in table
+    assert table.count("    command -> last delivery (ms)") == 2
+    assert "summary: {" in table
+
+
+def test_a_tiny_vs_computer_ramp_times_the_computers_moves(official_table: object) -> None:
+    del official_table
+    code, report, stderr = run_bench(
+        "--vs-computer", "2,4", "--step-seconds", "3", "--warmup-seconds", "1",
+        "--think", "0.05,0.1", "--computer-delay-ms", "100",
+    )  # fmt: skip
+    assert code == 0, stderr + json.dumps(report, indent=1)[:3000]
+    assert report["verification"] == {"ok": True, "violations": []}
+    ramp = report["vs_computer"]
+    check_steps(ramp, [2, 4])
+    for step in ramp["steps"]:
+        assert step["computers"] == 3 * step["rooms"] == 3 * step["people"]
+        assert step["computer_moves_per_second"] > 0
+        assert 0 < step["computer_lateness_ms"]["p50"] <= step["computer_lateness_ms"]["max"]
+    assert ramp["summary"]["target_rooms_per_process"] == 3_000
