@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from server import game
 from server.domain import room
@@ -167,6 +168,20 @@ class Upkeep:
         if swept:
             await self.seats.claim_seat(room_id, player, conn_id, reclaim=True)
         return swept
+
+    async def renew_leases(self, leases: Sequence[tuple[str, str, str]], lease_ms: int) -> int:
+        """Renew many player connections' leases (``(room, player, conn_id)``) in one round
+        trip; the seats of those swept meanwhile are claimed back, as :meth:`renew_lease`
+        does. Returns how many had been swept."""
+        if not leases:
+            return 0
+        members = {lease_member(*lease): lease for lease in leases}
+        expires = self.service.clock() + lease_ms
+        swept = await self.store.leases_put([(m, r) for m, (r, _, _) in members.items()], expires)
+        for member in swept:
+            room_id, player, conn_id = members[member]
+            await self.seats.claim_seat(room_id, player, conn_id, reclaim=True)
+        return len(swept)
 
     async def drop_lease(self, room_id: str, player: str, conn_id: str) -> None:
         await self.store.lease_drop(lease_member(room_id, player, conn_id), room_id)

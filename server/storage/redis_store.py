@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,7 @@ class RedisStore:
         self._index_put = redis.register_script(_lua("index_put"))
         self._claim_deadline = redis.register_script(_lua("claim_deadline"))
         self._claim_lease = redis.register_script(_lua("claim_lease"))
+        self._renew_leases = redis.register_script(_lua("renew_leases"))
         self._spectators = redis.register_script(_lua("spectators"))
 
     # -- key names ------------------------------------------------------------------------------
@@ -324,6 +326,21 @@ class RedisStore:
         key = self._global("presence", self.bucket_of(room_id))
         return int(await self.redis.zadd(key, {member: expires_ms})) == 1
 
+    async def leases_put(self, leases: Sequence[tuple[str, str]], expires_ms: int) -> list[str]:
+        """Add or renew many leases (``(member, room_id)`` pairs) in one script call a bucket,
+        the buckets at once; the members that were not there (new, or swept meanwhile)."""
+        by_bucket: dict[int, list[str]] = {}
+        for member, room_id in leases:
+            by_bucket.setdefault(self.bucket_of(room_id), []).append(member)
+        calls = [
+            self._renew_leases(keys=[self._global("presence", bucket)],
+                               args=[expires_ms, *members[start : start + _LEASES_A_CALL]])
+            for bucket, members in by_bucket.items()
+            for start in range(0, len(members), _LEASES_A_CALL)
+        ]  # fmt: skip
+        replies = await asyncio.gather(*calls)
+        return [member.decode() for reply in replies for member in reply]
+
     async def lease_drop(self, member: str, room_id: str) -> None:
         await self.redis.zrem(self._global("presence", self.bucket_of(room_id)), member)
 
@@ -346,6 +363,9 @@ class RedisStore:
     async def publish_kick(self, room_id: str, conn_id: str) -> None:
         """Tell every process serving the room that ``conn_id`` no longer holds its seat."""
         await self.redis.spublish(self.channel(room_id), wire.encode_kick(conn_id))
+
+
+_LEASES_A_CALL = 500  # members a script call: bounds the time Redis spends in one script
 
 
 def _answered(name: str, replies: list[Any], per_bucket: int) -> list[Any]:

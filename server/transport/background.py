@@ -47,6 +47,7 @@ async def _renew(rt: Runtime) -> None:
     """Renew this process's player and spectator leases. A player whose seat another
     connection holds by now (a lost kick) is closed (1000)."""
     spectators: dict[str, list[str]] = {}
+    players: list[tuple[str, str, str]] = []
     for connection in list(rt.connections.values()):
         room_id, player = connection.room, connection.player
         if room_id is None:
@@ -59,7 +60,10 @@ async def _renew(rt: Runtime) -> None:
         if owner is not None and owner != connection.conn_id:
             connection.close(CloseCode.NORMAL)
             continue
-        await rt.upkeep.renew_lease(room_id, player, connection.conn_id, rt.player_lease_ms)
+        players.append((room_id, player, connection.conn_id))
+    # every player lease in one round trip: at tens of thousands of connections, one round
+    # trip each was most of an idle process's work
+    await rt.upkeep.renew_leases(players, rt.player_lease_ms)
     for room_id, conn_ids in spectators.items():
         await rt.upkeep.renew_spectators(room_id, conn_ids, rt.spectator_lease_ms)
 

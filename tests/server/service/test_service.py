@@ -21,7 +21,7 @@ from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
 from server.settings import Settings
-from server.storage.redis_store import RedisStore, Store, Transition
+from server.storage.redis_store import RedisStore, Store, Transition, lease_member
 
 
 class Dice:
@@ -286,3 +286,23 @@ def test_a_command_result_survives_the_idempotency_cache_typed() -> None:
     assert decode_result(encode_result(None)) is None
     # an entry written before results were typed (a plain JSON object) still reads
     assert decode_result(b'{"player": "p1", "seat": 2}') == Seated("p1", 2)
+
+
+async def test_renewing_leases_claims_back_the_seats_of_leases_swept_meanwhile(
+    nodes: list[Node],
+) -> None:
+    node = nodes[0]
+    room_id, ids = await new_game(node, 2)
+    leases = [(room_id, ids[0], "c0"), (room_id, ids[1], "c1")]
+    assert await node.upkeep.renew_leases(leases, 60_000) == 2  # the first renewal adds them
+    assert await node.upkeep.renew_leases(leases, 60_000) == 0
+    # c1's process looked dead to another one: its lease expired and the seat was released
+    await node.service.store.lease_drop(lease_member(room_id, ids[1], "c1"), room_id)
+    await node.seats.release_seat(room_id, ids[1], "c1")
+    assert ids[1] in (await node.service.view(room_id)).record.away_ms
+    # the next renewal finds it gone and claims the seat back: the player is present again
+    assert await node.upkeep.renew_leases(leases, 60_000) == 1
+    current = await node.service.view(room_id)
+    assert ids[1] not in current.record.away_ms
+    assert current.record.owners[ids[1]] == "c1"
+    assert isinstance((await node.log(room_id))[-1], pm.PlayerReconnected)

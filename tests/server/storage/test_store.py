@@ -171,6 +171,20 @@ async def test_leases_expire_and_are_claimed_once(
     assert claims.count(True) == 1
 
 
+async def test_many_leases_renew_in_one_call_and_name_those_that_were_swept(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    # more members than one script call takes, over every bucket
+    leases = [(f"r{n}|p|c", f"r{n}") for n in range(1_200)]
+    assert sorted(await store.leases_put(leases, 500)) == sorted(m for m, _ in leases)
+    assert await store.leases_put(leases, 900) == []  # all renewed, none new
+    assert await store.expired_leases(600) == []
+    assert await store.claim_lease("r7|p|c", "r7", 1_000)  # swept by a process...
+    assert await store.leases_put(leases, 2_000) == ["r7|p|c"]  # ...and named when renewed
+    assert await store.leases_put([], 2_000) == []
+
+
 async def test_a_create_key_reserves_once(redis_client: aioredis.Redis, redis_prefix: str) -> None:
     store = store_for(redis_client, redis_prefix)
     assert await store.reserve_create_key("k", b"first") is None
