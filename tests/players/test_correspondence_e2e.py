@@ -256,3 +256,164 @@ async def test_create_room_refuses_a_correspondence_clock_with_a_turn_timer(
         assert longest["result"]["room"]
     finally:
         await client.close()
+
+
+# -- the reminder webhook -----------------------------------------------------------------------
+
+
+@dataclass
+class Receiver:
+    """A local HTTP receiver in a thread. Each request takes the next action of ``plan``
+    (``"500"``: answer 500; ``"hang"``: hold the request until :attr:`release` is set), then
+    answers 200. Every request is recorded as it arrives."""
+
+    port: int
+    plan: list[str] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    hanging: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def serve(self) -> http.server.ThreadingHTTPServer:
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with receiver.lock:
+                    action = receiver.plan.pop(0) if receiver.plan else "200"
+                    receiver.requests.append(
+                        {"headers": dict(self.headers), "body": body, "action": action}
+                    )
+                if action == "hang":
+                    receiver.hanging.set()
+                    receiver.release.wait(TIMEOUT)
+                with contextlib.suppress(OSError):  # the sender may have given up already
+                    self.send_response(200 if action == "200" else 500)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    def accepted(self, event: str, player: str) -> list[dict[str, Any]]:
+        """The requests for ``event`` to ``player`` that were answered 200."""
+        with self.lock:
+            return [
+                r for r in self.requests
+                if r["action"] == "200" and r["headers"]["X-Yahtzee-Event"] == event
+                and json.loads(r["body"])["player"] == player
+            ]  # fmt: skip
+
+    def attempts(self, key: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [r for r in self.requests if r["headers"]["Idempotency-Key"] == key]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver(free_port())
+    yield found
+    found.release.set()
+
+
+def signature_ok(request: dict[str, Any]) -> bool:
+    expected = "sha256=" + hmac.new(SECRET.encode(), request["body"], hashlib.sha256).hexdigest()
+    return hmac.compare_digest(request["headers"]["X-Yahtzee-Signature"], expected)
+
+
+async def test_reminders_reach_a_flaky_receiver_signed_retried_and_never_delay_the_game(
+    start_server: StartServer, redis_url: str, redis_prefix: str, receiver: Receiver
+) -> None:
+    server = start_server(
+        {
+            "YAHTZEE_WEBHOOK_URL": f"http://127.0.0.1:{receiver.port}/hook",
+            "YAHTZEE_WEBHOOK_SECRET": SECRET,
+            "YAHTZEE_WEBHOOK_TIMEOUT": "1",
+            "YAHTZEE_WEBHOOK_BACKOFF": "0.05",
+            "YAHTZEE_WEBHOOK_BACKOFF_CAP": "0.3",
+            "YAHTZEE_WEBHOOK_POLL_SECONDS": "0.05",
+            "YAHTZEE_LOG_LEVEL": "info",
+        }
+    )
+    outbox = f"{redis_prefix}{{outbox}}"
+    async with (
+        httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http_client,
+        redis_client(redis_url) as redis,
+    ):
+        room, who = await seated_pair(server.ws, http_client)
+        ann, bob = who["ann"], who["bob"]
+        turn = await ann.wait_event(lambda e: e["type"] == "turn_changed")
+        ann_key = f"your_turn:{room}:{ann.player}:{turn['deadline_ms']}"
+
+        # the receiver is down: the delivery fails and is retried, the game goes on
+        await until(lambda: redis.hget(f"{outbox}:tries", ann_key))
+        receiver.plan = ["hang", "500", "500"]
+        listening = receiver.serve()
+        try:
+            # while the receiver holds a delivery, Ann's moves are acknowledged as usual
+            await until(lambda: asyncio.to_thread(receiver.hanging.wait, 0))
+            await ann.ok("roll")
+            await ann.ok("hold", dice=[0])
+            assert not receiver.release.is_set()  # still holding: nothing waited for it
+            # the sender gives up on the held request after its timeout and tries again
+            await until(lambda: asyncio.to_thread(lambda: len(receiver.attempts(ann_key)) >= 2))
+            receiver.release.set()
+
+            # retried after the timeout and two 500s, then accepted: the same key and body
+            delivered = await until(
+                lambda: asyncio.to_thread(receiver.accepted, "your_turn", who["ann_id"])
+            )
+            tries = receiver.attempts(ann_key)
+            assert [t["action"] for t in tries] == ["hang", "500", "500", "200"]
+            assert len({t["body"] for t in tries}) == 1
+            assert all(signature_ok(t) for t in tries)
+            body = json.loads(delivered[0]["body"])
+            assert body == {
+                "id": ann_key, "event": "your_turn", "player": who["ann_id"], "room": room,
+                "room_player": ann.player, "round": 1, "deadline_ms": turn["deadline_ms"],
+                "created_ms": body["created_ms"],
+            }  # fmt: skip
+            assert await redis.zscore(f"{outbox}:due", ann_key) is None  # forgotten once sent
+
+            # 75% of Ann's clock: queued at its time, once (then moot: she plays her turn)
+            ann_late = f"clock_running_out:{room}:{ann.player}:{turn['deadline_ms']}"
+            due_at = await redis.zscore(f"{outbox}:due", ann_late)
+            assert due_at == turn["deadline_ms"] - DAY * 1000 // 4
+            rolled = await ann.wait_event(lambda e: e["type"] == "rolled")
+            await ann.ok("score", box=next(p["box"] for p in rolled["preview"] if p["allowed"]))
+            bob_turn = await bob.wait_event(
+                lambda e: e["type"] == "turn_changed" and e["player"] == bob.player
+            )
+            await redis.zadd(f"{outbox}:due", {ann_late: 0})  # as if 18 hours had passed
+            await until(lambda: _gone(redis, f"{outbox}:due", ann_late))
+            assert receiver.attempts(ann_late) == []  # the turn was played: no reminder
+
+            # Bob's turn: reminded at once; at 75% of his clock, reminded again
+            await until(lambda: asyncio.to_thread(receiver.accepted, "your_turn", who["bob_id"]))
+            bob_late = f"clock_running_out:{room}:{bob.player}:{bob_turn['deadline_ms']}"
+            await redis.zadd(f"{outbox}:due", {bob_late: 0})
+            late = await until(
+                lambda: asyncio.to_thread(receiver.accepted, "clock_running_out", who["bob_id"])
+            )
+            assert signature_ok(late[0])
+            assert late[0]["headers"]["Idempotency-Key"] == bob_late
+            assert json.loads(late[0]["body"])["deadline_ms"] == bob_turn["deadline_ms"]
+        finally:
+            listening.shutdown()
+            listening.server_close()
+            await ann.close()
+            await bob.close()
+    log = server.log_path.read_text()
+    assert "attempt 1 failed" in log  # the failures were logged ...
+    assert SECRET not in log  # ... never the secret
+    assert "sha256=" not in log  # nor a signature
+
+
+async def _gone(redis: Any, key: str, member: str) -> bool:
+    return await redis.zscore(key, member) is None
