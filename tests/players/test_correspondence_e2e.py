@@ -417,3 +417,38 @@ async def test_reminders_reach_a_flaky_receiver_signed_retried_and_never_delay_t
 
 async def _gone(redis: Any, key: str, member: str) -> bool:
     return await redis.zscore(key, member) is None
+
+
+async def test_the_python_library_creates_a_correspondence_room_and_reads_the_turns(
+    start_server: StartServer,
+) -> None:
+    from clients.client import Client, CommandError, fetch_turns
+
+    server = start_server()
+    async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http_client:
+        ann_id, ann_token = await new_player(http_client, "Ann")
+        bob_id, bob_token = await new_player(http_client, "Bob")
+    async with (
+        Client(server.ws, player_token=ann_token) as ann,
+        Client(server.ws, player_token=bob_token) as bob,
+    ):
+        created = await ann.create_room(
+            2, first_player="seat_order", correspondence_seconds=3 * 3600
+        )
+        await ann.join(created.room, "Ann")
+        await bob.join(created.room, "Bob")
+        await ann.start()
+        turns = await until(lambda: _my_turns(fetch_turns(server.http, ann_id, ann_token)))
+        assert [(t["room"], t["on_turn"]) for t in turns] == [(created.room, "Ann")]
+        assert 0 < turns[0]["deadline_ms"] - int(time.time() * 1000) <= 3 * 3600 * 1000
+        waiting = await fetch_turns(server.http, bob_id, bob_token)
+        assert (waiting["turns"], [g["room"] for g in waiting["games"]]) == ([], [created.room])
+        with pytest.raises(CommandError) as refused:
+            await fetch_turns(server.http, bob_id, ann_token)
+        assert refused.value.code == "player_not_found"
+
+
+async def _my_turns(reading: Any) -> list[dict[str, Any]]:
+    body = await reading
+    turns: list[dict[str, Any]] = body["turns"]
+    return turns
