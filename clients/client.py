@@ -51,12 +51,10 @@ import contextlib
 import itertools
 import logging
 import secrets
-import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
-import httpx
 import websockets
 from msgspec import UnsetType
 from websockets.asyncio.client import ClientConnection
@@ -139,7 +137,6 @@ __all__ = [
     "CommandError",
     "ConnectionFailedError",
     "RoomUpdate",
-    "fetch_turns",
 ]
 
 log = logging.getLogger("yahtzee.client")
@@ -155,7 +152,6 @@ Status = Literal["connecting", "connected", "reconnecting", "closed"]
 # (1000, also sent to the old connection of a seat taken back elsewhere), or we speak no
 # subprotocol of the server (1002).
 _FINAL_CLOSE_CODES = frozenset({CloseCode.NORMAL, CloseCode.PROTOCOL_ERROR})
-HTTP_TIMEOUT_SECONDS = 10.0  # an HTTP request of the library (fetch_turns)
 _POLICY_PAUSE = 5.0  # after 1008 (rate limit abuse): reconnect only after several seconds
 
 
@@ -691,7 +687,7 @@ class Client:
         each computer move (None: the server's default). v1.3: ``auto_start`` starts the game
         by itself once every seat is taken. v1.4: ``correspondence_seconds`` (3600..1209600)
         makes a correspondence room, each turn with that long a clock (not with
-        ``turn_seconds``); :func:`fetch_turns` lists a remembered player's turns.
+        ``turn_seconds``); :func:`clients.players.fetch_turns` lists a player's turns.
 
         The command carries a fresh ``create_key``: if its ack is lost with the connection, the
         resend after the reconnect returns the same room instead of creating a second one.
@@ -921,18 +917,3 @@ class Client:
             if self._changed is None:
                 self._changed = asyncio.get_running_loop().create_future()
             await asyncio.shield(self._changed)
-
-
-async def fetch_turns(base_url: str, player: str, token: str) -> Any:
-    """A remembered player's running correspondence games (``GET /players/{id}/turns``,
-    protocol 1.4): ``{player, server_time_ms, turns, games}``, ``turns`` being the games
-    waiting for the player's move, soonest deadline first. ``token`` is the player's own token
-    (another player's list is ``player_not_found``). ``base_url``: e.g.
-    ``http://127.0.0.1:8000``. A refusal raises :class:`CommandError` with its code."""
-    url = f"{base_url.rstrip('/')}/players/{urllib.parse.quote(player, safe='')}/turns"
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_SECONDS) as http:
-        reply = await http.get(url, headers={"Authorization": f"Bearer {token}"})
-    body = reply.json()
-    if reply.status_code != 200:
-        raise CommandError(body["code"], body["message"], retryable=reply.status_code == 503)
-    return body

@@ -422,7 +422,8 @@ async def _gone(redis: Any, key: str, member: str) -> bool:
 async def test_the_python_library_creates_a_correspondence_room_and_reads_the_turns(
     start_server: StartServer,
 ) -> None:
-    from clients.client import Client, CommandError, fetch_turns
+    from clients.client import Client
+    from clients.players import PlayersError, fetch_turns
 
     server = start_server()
     async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http_client:
@@ -438,17 +439,19 @@ async def test_the_python_library_creates_a_correspondence_room_and_reads_the_tu
         await ann.join(created.room, "Ann")
         await bob.join(created.room, "Bob")
         await ann.start()
-        turns = await until(lambda: _my_turns(fetch_turns(server.http, ann_id, ann_token)))
+        turns = await until(lambda: _my_turns(server.http, ann_id, ann_token))
         assert [(t["room"], t["on_turn"]) for t in turns] == [(created.room, "Ann")]
         assert 0 < turns[0]["deadline_ms"] - int(time.time() * 1000) <= 3 * 3600 * 1000
-        waiting = await fetch_turns(server.http, bob_id, bob_token)
+        waiting = await asyncio.to_thread(fetch_turns, server.http, bob_id, bob_token)
         assert (waiting["turns"], [g["room"] for g in waiting["games"]]) == ([], [created.room])
-        with pytest.raises(CommandError) as refused:
-            await fetch_turns(server.http, bob_id, ann_token)
+        with pytest.raises(PlayersError) as refused:
+            await asyncio.to_thread(fetch_turns, server.http, bob_id, ann_token)
         assert refused.value.code == "player_not_found"
 
 
-async def _my_turns(reading: Any) -> list[dict[str, Any]]:
-    body = await reading
+async def _my_turns(base: str, player: str, token: str) -> list[dict[str, Any]]:
+    from clients.players import fetch_turns
+
+    body = await asyncio.to_thread(fetch_turns, base, player, token)
     turns: list[dict[str, Any]] = body["turns"]
     return turns
