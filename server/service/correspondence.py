@@ -5,7 +5,7 @@ games and turns, and the reminders the webhook sends (``your_turn`` when a turn 
 Called by the commit's hints (:mod:`server.service.hints`) for correspondence rooms only, and
 only does anything when the turn moved (a new player on turn, or a new deadline): a roll or a
 hold costs nothing. Then it reads the room's seat hash once (which seat is which remembered
-player) and writes one ``MULTI`` per player and, with a webhook configured, the outbox entries.
+player) and runs one script per player and, with a webhook configured, queues the outbox entries.
 None of it is on a command's path to its ack (the commit is done, its events delivered), and
 PostgreSQL is never asked.
 

@@ -11,7 +11,9 @@ Keys (``<prefix>`` as the room store's)::
     <prefix>{outbox}:tries         hash  delivery id -> failed attempts so far
     <prefix>{outbox}:dead          list  bodies given up on (the newest 1000)
 
-A player's two sets share a hash tag, so one ``MULTI`` updates them together on a Cluster too.
+A player's two sets share a hash tag, so one script updates them together on a Cluster too
+(scripts, not ``MULTI`` pipelines: the Cluster client's pipelines are avoided, as in the room
+store).
 They are written after a room's commit, only when its turn moved (never on a roll or a hold),
 and they are hints: the route that reads them checks each room's record, the truth.
 
@@ -66,6 +68,8 @@ class CorrespondenceStore:
         self.prefix = prefix
         self._put = redis.register_script(_lua("outbox_put"))
         self._claim = redis.register_script(_lua("claim_deadline"))
+        self._index = redis.register_script(_lua("turn_index"))
+        self._settle_script = redis.register_script(_lua("outbox_settle"))
 
     # -- the players' index ---------------------------------------------------------------------
 
@@ -73,39 +77,24 @@ class CorrespondenceStore:
         return f"{self.prefix}{{p:{identity}}}:{name}"
 
     async def index(self, room_id: str, entries: list[IndexEntry], now: int) -> None:
-        """Record the room's place in each player's games and turns (one MULTI a player)."""
+        """Record the room's place in each player's games and turns (one script a player)."""
         for entry in entries:
-            turns, games = (
-                self._player(entry.identity, "turns"),
-                self._player(entry.identity, "games"),
-            )
-            pipe = self.redis.pipeline(transaction=True)
-            if entry.running:
-                pipe.zadd(games, {room_id: now}, nx=True)
-            else:
-                pipe.zrem(games, room_id)
-            if entry.running and entry.deadline_ms is not None:
-                pipe.zadd(turns, {room_id: entry.deadline_ms})
-            else:
-                pipe.zrem(turns, room_id)
-            await pipe.execute()
+            keys = [self._player(entry.identity, "games"), self._player(entry.identity, "turns")]
+            deadline = "" if entry.deadline_ms is None else entry.deadline_ms
+            args = [room_id, "1" if entry.running else "0", deadline, now]
+            await self._index(keys=keys, args=args)
 
     async def games_of(self, identity: str, limit: int = 100) -> list[tuple[str, int | None]]:
         """The player's running correspondence games, oldest first, each with its turn's
         deadline when it is the player's turn (else None)."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.zrange(self._player(identity, "games"), 0, limit - 1)
-        pipe.zrange(self._player(identity, "turns"), 0, -1, withscores=True)
-        games, turns = await pipe.execute()
+        games = await self.redis.zrange(self._player(identity, "games"), 0, limit - 1)
+        turns = await self.redis.zrange(self._player(identity, "turns"), 0, -1, withscores=True)
         deadlines = {room.decode(): int(score) for room, score in turns}
         return [(room.decode(), deadlines.get(room.decode())) for room in games]
 
     async def forget(self, identity: str, room_id: str) -> None:
         """Drop a room that no longer exists from the player's index."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.zrem(self._player(identity, "games"), room_id)
-        pipe.zrem(self._player(identity, "turns"), room_id)
-        await pipe.execute()
+        await self.index(room_id, [IndexEntry(identity, running=False)], 0)
 
     # -- the outbox -----------------------------------------------------------------------------
 
@@ -127,36 +116,25 @@ class CorrespondenceStore:
         claimed = await self._claim(keys=[self._outbox("due")], args=[delivery_id, now, lease_ms])
         if int(claimed) != 1:
             return None
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hget(self._outbox("bodies"), delivery_id)
-        pipe.hget(self._outbox("tries"), delivery_id)
-        body, tries = await pipe.execute()
+        body = await self.redis.hget(self._outbox("bodies"), delivery_id)
         if body is None:  # delivered meanwhile by a sender whose lease ran out
-            await self.redis.zrem(self._outbox("due"), delivery_id)
+            await self.done(delivery_id)
             return None
+        tries = await self.redis.hget(self._outbox("tries"), delivery_id)
         return Pending(delivery_id, body, int(tries or 0))
+
+    async def _settle(self, delivery_id: str, outcome: str, at_ms: int = 0) -> None:
+        keys = [self._outbox(name) for name in ("due", "bodies", "tries", "dead")]
+        await self._settle_script(keys=keys, args=[delivery_id, outcome, at_ms, DEAD_LETTERS])
 
     async def done(self, delivery_id: str) -> None:
         """The delivery was accepted (or is no longer wanted): forget it."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.zrem(self._outbox("due"), delivery_id)
-        pipe.hdel(self._outbox("bodies"), delivery_id)
-        pipe.hdel(self._outbox("tries"), delivery_id)
-        await pipe.execute()
+        await self._settle(delivery_id, "done")
 
     async def retry(self, delivery_id: str, at_ms: int) -> None:
         """The attempt failed: count it and try again from ``at_ms``."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hincrby(self._outbox("tries"), delivery_id, 1)
-        pipe.zadd(self._outbox("due"), {delivery_id: at_ms}, xx=True)
-        await pipe.execute()
+        await self._settle(delivery_id, "retry", at_ms)
 
     async def give_up(self, pending: Pending) -> None:
         """Too many attempts failed: keep the body among the dead letters and forget it."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.lpush(self._outbox("dead"), pending.body)
-        pipe.ltrim(self._outbox("dead"), 0, DEAD_LETTERS - 1)
-        pipe.zrem(self._outbox("due"), pending.id)
-        pipe.hdel(self._outbox("bodies"), pending.id)
-        pipe.hdel(self._outbox("tries"), pending.id)
-        await pipe.execute()
+        await self._settle(pending.id, "dead")
