@@ -108,7 +108,12 @@ class Correspondence:
         """Update the players' index and queue reminders when the room's turn moved."""
         if not after.meta.correspondence:
             return
-        moved = turn_of(before) != turn_of(after) or before.game.phase != after.game.phase
+        forfeits = sum(p.forfeited for p in after.game.players)
+        moved = (
+            turn_of(before) != turn_of(after)
+            or before.game.phase != after.game.phase
+            or forfeits != sum(p.forfeited for p in before.game.players)  # someone left
+        )
         if not moved:
             return
         fields = await self.store.seat_fields(room_id)
@@ -179,10 +184,10 @@ class Correspondence:
                 await self.index.forget(identity, room_id)
                 continue
             fields = await self.store.seat_fields(room_id)
-            mine = [
+            mine = [  # a seat the player left (forfeited) no longer counts
                 p.player_id
                 for p in record.game.players
-                if fields.get(identity_field(p.player_id)) == identity
+                if fields.get(identity_field(p.player_id)) == identity and not p.forfeited
             ]
             if not mine:
                 await self.index.forget(identity, room_id)

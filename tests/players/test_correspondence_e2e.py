@@ -14,18 +14,22 @@ import hashlib
 import hmac
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 import websockets
-from procs import StartServer, free_port, scaled
+from procs import ROOT, StartServer, free_port, scaled
 from wsclient import WsClient
 
 from server.domain import record_format
@@ -420,7 +424,7 @@ async def _gone(redis: Any, key: str, member: str) -> bool:
 
 
 async def test_the_python_library_creates_a_correspondence_room_and_reads_the_turns(
-    start_server: StartServer,
+    start_server: StartServer, tmp_path: Path
 ) -> None:
     from clients.client import Client
     from clients.players import PlayersError, fetch_turns
@@ -447,6 +451,33 @@ async def test_the_python_library_creates_a_correspondence_room_and_reads_the_tu
         with pytest.raises(PlayersError) as refused:
             await asyncio.to_thread(fetch_turns, server.http, bob_id, ann_token)
         assert refused.value.code == "player_not_found"
+
+        # `yahtzee turns` with the player kept in the terminal clients' file
+        players_file = tmp_path / "players.json"
+        players_file.write_text(
+            json.dumps({server.http: {"player": ann_id, "name": "Ann", "token": ann_token}})
+        )
+        printed = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "server.cli", "turns", "--url", server.http],
+            env={**os.environ, "YAHTZEE_PLAYER_FILE": str(players_file), "PYTHONPATH": str(ROOT)},
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert created.room in printed.stdout
+        assert "YOUR TURN" in printed.stdout
+        assert "2 h 59 min left" in printed.stdout
+
+        # Bob leaves: the game is no longer his
+        await bob.leave()
+        gone = await until(lambda: _no_games(server.http, bob_id, bob_token))
+        assert gone
+
+
+async def _no_games(base: str, player: str, token: str) -> bool:
+    from clients.players import fetch_turns
+
+    body = await asyncio.to_thread(fetch_turns, base, player, token)
+    return body["turns"] == body["games"] == []
 
 
 async def _my_turns(base: str, player: str, token: str) -> list[dict[str, Any]]:
