@@ -15,7 +15,6 @@ twice queues nothing twice; the id is the receiver's idempotency key.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import msgspec
@@ -33,8 +32,6 @@ __all__ = [
     "TurnEntry",
     "turn_of",
 ]
-
-log = logging.getLogger("yahtzee.correspondence")
 
 CLOCK_REMINDER_SHARE = 0.75
 """The share of a turn's clock after which ``clock_running_out`` is sent (once a turn)."""

@@ -77,7 +77,7 @@ class WebhookSender:
         self._lease_ms = int(settings.webhook_timeout_seconds * 1000) + 5000
         self._slots = asyncio.Semaphore(PARALLEL_SENDS)
         self._sending: set[asyncio.Task[None]] = set()
-        #: deliveries accepted by the receiver, by this process (tests and metrics read it)
+        #: deliveries the receiver accepted from this process
         self.delivered = 0
 
     async def send_due(self) -> int:
