@@ -204,12 +204,14 @@ async def test_a_correspondence_game_survives_every_restart_and_its_clock_fires(
 
         # the lists followed the clock's move, on the new process
         async with httpx.AsyncClient(base_url=again.http, timeout=TIMEOUT) as http2:
-            bob_list = (
-                await http2.get(f"/players/{who['bob_id']}/turns", headers=bearer(who["bob_token"]))
-            ).json()
-            assert [(e["room"], e["deadline_ms"]) for e in bob_list["turns"]] == [
-                (room, nxt["deadline_ms"])
-            ]
+            # written just after the events went out (the watcher may be quicker)
+            async def bobs_turns() -> list[tuple[str, int]]:
+                reply = await http2.get(
+                    f"/players/{who['bob_id']}/turns", headers=bearer(who["bob_token"])
+                )
+                return [(e["room"], e["deadline_ms"]) for e in reply.json()["turns"]]
+
+            assert await until(bobs_turns) == [(room, nxt["deadline_ms"])]
             ann_list = (
                 await http2.get(f"/players/{who['ann_id']}/turns", headers=bearer(who["ann_token"]))
             ).json()
@@ -383,7 +385,9 @@ async def test_reminders_reach_a_flaky_receiver_signed_retried_and_never_delay_t
                 "room_player": ann.player, "round": 1, "deadline_ms": turn["deadline_ms"],
                 "created_ms": body["created_ms"],
             }  # fmt: skip
-            assert await redis.zscore(f"{outbox}:due", ann_key) is None  # forgotten once sent
+            # forgotten once the 200 came back (the receiver recorded it before answering)
+            await until(lambda: _gone(redis, f"{outbox}:due", ann_key))
+            assert await redis.hget(f"{outbox}:bodies", ann_key) is None
 
             # 75% of Ann's clock: queued at its time, once (then moot: she plays her turn)
             ann_late = f"clock_running_out:{room}:{ann.player}:{turn['deadline_ms']}"
