@@ -73,6 +73,7 @@ from protocol import (
     CloseCode,
     Command,
     ComputerSeat,
+    Correspondence,
     CreateRoom,
     CreateRoomResult,
     DecodeError,
@@ -675,6 +676,7 @@ class Client:
         hints: bool = True,
         computer_delay_ms: int | None = None,
         auto_start: bool = False,
+        correspondence_seconds: int | None = None,
     ) -> CreateRoomResult:
         """Create a room with these rule options; the result has its id (and invite code if
         private). The client does not enter it: :meth:`join` or :meth:`spectate` next.
@@ -683,7 +685,9 @@ class Client:
         seated at once (a :class:`ComputerSeat`, or just a level: the server names it);
         ``hints`` allows :meth:`hint` in the room; ``computer_delay_ms`` is the pause before
         each computer move (None: the server's default). v1.3: ``auto_start`` starts the game
-        by itself once every seat is taken.
+        by itself once every seat is taken. v1.4: ``correspondence_seconds`` (3600..1209600)
+        makes a correspondence room, each turn with that long a clock (not with
+        ``turn_seconds``); :func:`clients.players.fetch_turns` lists a player's turns.
 
         The command carries a fresh ``create_key``: if its ack is lost with the connection, the
         resend after the reconnect returns the same room instead of creating a second one.
@@ -710,6 +714,11 @@ class Client:
             hints=hints,
             computer_delay_ms=computer_delay_ms,
             auto_start=auto_start,
+            correspondence=(
+                Correspondence(seconds_per_move=correspondence_seconds)
+                if correspondence_seconds is not None
+                else None
+            ),
         )
         return await self._command(command, CreateRoomResult)
 

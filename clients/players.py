@@ -34,6 +34,7 @@ __all__ = [
     "fetch_games",
     "fetch_me",
     "fetch_profile",
+    "fetch_turns",
     "forget_guest",
     "guest_name",
     "load_guest",
@@ -139,6 +140,16 @@ def fetch_games(
         query["before"] = before
     path = f"/players/{_quote(player)}/games?{urllib.parse.urlencode(query)}"
     answer: dict[str, Any] = _request(base_url, "GET", path, token=token)
+    return answer
+
+
+def fetch_turns(base_url: str, player: str, token: str) -> dict[str, Any]:
+    """``GET /players/{id}/turns`` (protocol 1.4): the player's running correspondence games,
+    ``{player, server_time_ms, turns, games}``; ``turns`` wait for the player's move, soonest
+    deadline first. Only with the player's own ``token`` (else ``player_not_found``)."""
+    answer: dict[str, Any] = _request(
+        base_url, "GET", f"/players/{_quote(player)}/turns", token=token
+    )
     return answer
 
 

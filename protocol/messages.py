@@ -85,6 +85,8 @@ from protocol.types import (
 __all__ = [
     "CLIENT_MESSAGE_TYPES",
     "CLIENT_SEED_PATTERN",
+    "CORRESPONDENCE_MAX_SECONDS",
+    "CORRESPONDENCE_MIN_SECONDS",
     "DEFAULT_LIMITS",
     "RESULT_TYPES",
     "SERVER_MESSAGE_TYPES",
@@ -96,6 +98,7 @@ __all__ = [
     "ClientMessage",
     "Command",
     "ComputerSeat",
+    "Correspondence",
     "CreateRoom",
     "CreateRoomResult",
     "DecisionReview",
@@ -251,6 +254,26 @@ class RoomOptions(Object, frozen=True, kw_only=True):
             "filling a box (`take_bonus`); the game goes on until every card is full (v1.2)."
         ),
     ] = Toggle.OFF
+
+
+CORRESPONDENCE_MIN_SECONDS: Final = 3600
+"""Shortest clock of a correspondence room: one hour per move."""
+CORRESPONDENCE_MAX_SECONDS: Final = 14 * 86_400
+"""Longest clock of a correspondence room: fourteen days per move."""
+
+
+class Correspondence(Object, frozen=True, kw_only=True):
+    """A correspondence room's clock (v1.4): a long time per turn, hours to days (SPEC 10.11)."""
+
+    seconds_per_move: Annotated[
+        int,
+        Meta(
+            ge=CORRESPONDENCE_MIN_SECONDS,
+            le=CORRESPONDENCE_MAX_SECONDS,
+            description="Seconds each turn may take, 3600 (an hour) .. 1209600 (14 days); when "
+            "they pass, the server plays the turn as a turn timer does (10.6).",
+        ),
+    ]
 
 
 class ComputerSeat(Object, frozen=True, kw_only=True):
@@ -429,6 +452,14 @@ class RoomSummary(Object, frozen=True, kw_only=True):
             "older server."
         ),
     ] = None
+    correspondence: Annotated[
+        Correspondence | None,
+        Meta(
+            description="The room's correspondence clock (v1.4); null: not a correspondence "
+            "room (`turn_seconds` is then its clock). In a correspondence room `turn_seconds` "
+            "is 0."
+        ),
+    ] = None
 
 
 class Totals(Object, frozen=True, kw_only=True):
@@ -554,6 +585,14 @@ class RoomState(Object, frozen=True, kw_only=True):
         Meta(
             description="Pause before each move of a computer player, ms (v1.3); null from an "
             "older server."
+        ),
+    ] = None
+    correspondence: Annotated[
+        Correspondence | None,
+        Meta(
+            description="The room's correspondence clock (v1.4); null: not a correspondence "
+            "room (`turn_seconds` is then its clock). In a correspondence room `turn_seconds` "
+            "is 0."
         ),
     ] = None
     rematch_room: Annotated[
@@ -857,6 +896,13 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
             "the host's `start` (v1.3)."
         ),
     ] = False
+    correspondence: Annotated[
+        Correspondence | None,
+        Meta(
+            description="Makes a correspondence room: a long clock per move, hours to days "
+            "(v1.4); not with `turn_seconds` > 0. Null: an ordinary room.",
+        ),
+    ] = None
 
 
 class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):

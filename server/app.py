@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 
+import httpx
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -39,13 +40,16 @@ from server.fanout.feed import ClusterNodes, Feed, SingleNode
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
 from server.players import Players
+from server.service.correspondence import Correspondence
 from server.service.facade import Rooms
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
+from server.service.webhooks import WebhookSender
 from server.settings import Settings
 from server.solver import SolverRules
 from server.storage.cluster_client import cluster_client
+from server.storage.correspondence import CorrespondenceStore
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
 from server.transport import background, endpoint, http, logs
@@ -227,15 +231,28 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
     )
     # The service tells upkeep when a computer's move is due, and upkeep acts through the
     # service: the name `upkeep` is bound below, before the service first calls `wake`.
+    index = CorrespondenceStore(client, settings.redis_prefix)
+    correspondence = Correspondence(store, index, webhook=settings.webhook_url is not None)
     service = GameService(
         store,
         settings,
         metrics,
         deliver=feed.publish_local,
         wake=lambda room_id, at_ms: upkeep.wake_soon(room_id, at_ms),
+        correspondence=correspondence,
     )
     seats = Seats(service)
     upkeep = Upkeep(service, seats, Advisor())
+    webhooks = (
+        WebhookSender(
+            index,
+            correspondence,
+            settings,
+            httpx.AsyncClient(timeout=settings.webhook_timeout_seconds, follow_redirects=False),
+        )
+        if settings.webhook_url is not None
+        else None
+    )
     rt = Runtime(
         settings=settings,
         redis=client,
@@ -248,6 +265,8 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         feed=feed,
         metrics=metrics,
         embedded=embedded,
+        correspondence=correspondence,
+        webhooks=webhooks,
     )
     kicks.append(rt.kick_local)
     return rt
@@ -304,6 +323,9 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
             if players is not None:
                 await players.stop()
             await rt.upkeep.stop()
+            if rt.webhooks is not None:
+                await rt.webhooks.stop()
+                await rt.webhooks.client.aclose()
             await rt.service.hints.stop()
             await rt.feed.stop()
             await rt.redis.aclose()

@@ -113,6 +113,24 @@ class Settings:
     #: on the protocol's small frames.
     per_message_deflate: bool = field(default=False, metadata=_env("YAHTZEE_DEFLATE"))
     log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
+    #: Correspondence reminders (protocol 1.4): the URL the webhook POSTs ``your_turn`` and
+    #: ``clock_running_out`` to; unset: no reminders are queued.
+    webhook_url: str | None = field(default=None, metadata=_env("YAHTZEE_WEBHOOK_URL"))
+    #: Key of the body's HMAC-SHA256 (``X-Yahtzee-Signature``); never logged nor shown.
+    webhook_secret: str | None = field(
+        default=None, repr=False, metadata=_env("YAHTZEE_WEBHOOK_SECRET")
+    )
+    #: Seconds one delivery attempt may take (connect, send, answer).
+    webhook_timeout_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_WEBHOOK_TIMEOUT"))
+    #: Pause after a first failed attempt; it doubles after each failure (with jitter) ...
+    webhook_backoff_seconds: float = field(default=1.0, metadata=_env("YAHTZEE_WEBHOOK_BACKOFF"))
+    #: ... up to this pause; after ``webhook_max_attempts`` attempts the delivery is given up.
+    webhook_backoff_cap_seconds: float = field(
+        default=600.0, metadata=_env("YAHTZEE_WEBHOOK_BACKOFF_CAP")
+    )
+    webhook_max_attempts: int = field(default=20, metadata=_env("YAHTZEE_WEBHOOK_MAX_ATTEMPTS"))
+    #: How often each process looks for due deliveries, in seconds.
+    webhook_poll_seconds: float = field(default=0.5, metadata=_env("YAHTZEE_WEBHOOK_POLL_SECONDS"))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -154,10 +172,17 @@ class Settings:
             "max_lobby_watchers",
             "rooms_per_minute",
             "rooms_per_minute_per_address",
+            "webhook_timeout_seconds",
+            "webhook_backoff_seconds",
+            "webhook_backoff_cap_seconds",
+            "webhook_max_attempts",
+            "webhook_poll_seconds",
         )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"setting {name} must be positive")
+        if self.webhook_url is not None and not self.webhook_secret:
+            raise ValueError("YAHTZEE_WEBHOOK_URL needs YAHTZEE_WEBHOOK_SECRET (the signing key)")
         if self.redis_cluster and self.redis_url is None:
             raise ValueError("REDIS_CLUSTER=1 needs REDIS_URL (a node of the cluster)")
         if not 0 <= self.computer_delay_ms <= 10_000:

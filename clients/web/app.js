@@ -19,7 +19,7 @@
 
 import {
   YahtzeeClient, createGuest, fetchAnalysis, fetchEventLog, fetchGame, fetchPlayer,
-  fetchPlayerGames, fetchRoom, fetchRooms, randomKey,
+  fetchPlayerGames, fetchRoom, fetchRooms, fetchTurns, randomKey,
 } from "./yahtzee-client.js";
 import {
   BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
@@ -738,10 +738,13 @@ function roomFields() {
     : { rules: "yahtzee", extra_yahtzees: $("extra-yahtzees").value, joker: $("joker").value,
       first_player: $("first-player").value, upper_first: toggle("upper-first"),
       bonus_turn: toggle("bonus-turn") };
+  const perMove = Number($("correspondence").value) || 0;
   return {
     seats,
     public: $("public").checked,
-    turn_seconds: Number($("turn-seconds").value) || 0,
+    // v1.4: a correspondence room has a long clock per move instead of the turn timer
+    turn_seconds: perMove ? 0 : Number($("turn-seconds").value) || 0,
+    ...(perMove ? { correspondence: { seconds_per_move: perMove } } : {}),
     options,
     computers: Array.from({ length: computers }, () => ({ level })),
     hints: $("hints").checked,
@@ -1200,10 +1203,12 @@ async function openProfile(player) {
   render();
   const token = identity && identity.player === player ? identity.token : null;
   try {
-    const [data, games] = await Promise.all([fetchPlayer("", player, { token }),
-      fetchPlayerGames("", player, { token, limit: HISTORY_SHOWN })]);
+    // v1.4: the own correspondence games (a server without them answers an error: none shown)
+    const turns = token ? fetchTurns("", player, token).catch(() => null) : null;
+    const [data, games, running] = await Promise.all([fetchPlayer("", player, { token }),
+      fetchPlayerGames("", player, { token, limit: HISTORY_SHOWN }), turns]);
     if (!profile || profile.player !== player) return;
-    profile = { player, status: "ready", data, games: games.games };
+    profile = { player, status: "ready", data, games: games.games, running };
   } catch (err) {
     if (!profile || profile.player !== player) return;
     const text = err && err.code === "player_not_found" ? "No player has this address."
@@ -1213,6 +1218,33 @@ async function openProfile(player) {
     profile = { player, status: "error", text };
   }
   render();
+}
+
+/** "2 d 3 h", "5 h 10 min", "12 min": the time left until `deadline` (server ms). */
+function timeLeft(deadline, serverNow) {
+  const minutes = Math.max(0, Math.floor((deadline - serverNow) / 60000));
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  if (days) return `${days} d ${hours} h`;
+  if (hours) return `${hours} h ${minutes % 60} min`;
+  return `${minutes} min`;
+}
+
+/** The own correspondence games (GET /players/{id}/turns): the player's turns first. */
+function renderTurns(running) {
+  const entries = [...running.turns, ...running.games];
+  $("no-turns").hidden = entries.length > 0;
+  $("turns-list").replaceChildren(...entries.map((g) => {
+    const left = g.deadline_ms === null ? "" : ` · ${timeLeft(g.deadline_ms,
+      running.server_time_ms)} left`;
+    const state = g.my_turn ? "Your turn" : `Waiting for ${g.on_turn}`;
+    return el("li", { dataset: { room: g.room, myTurn: String(g.my_turn) } },
+      el("span", { class: "room-what" },
+        el("strong", {}, state), `${left} · round ${g.round} · ${g.players.join(", ")}`),
+      el("span", { class: "room-buttons" },
+        el("a", { class: "watch-link", href: routeHash({ view: "watch", room: g.room }),
+          "aria-label": `Watch the game with ${g.players.join(", ")}` }, "Watch")));
+  }));
 }
 
 const percent = (rate) => (rate === null || rate === undefined ? "–"
@@ -1227,7 +1259,9 @@ function renderProfile() {
     : p.status === "error" ? p.text : "";
   $("profile-stats").hidden = p.status !== "ready";
   $("profile-history").hidden = p.status !== "ready";
+  $("profile-turns").hidden = p.status !== "ready" || !p.running;
   if (p.status !== "ready") return;
+  if (p.running) renderTurns(p.running);
   const d = p.data;
   const stats = [
     ["games", "Games", String(d.games)],

@@ -879,6 +879,22 @@ export function fetchPlayerGames(base, player, options = {}) {
 }
 
 /**
+ * v1.4: a player's running correspondence games (`GET /players/{id}/turns`), only with the
+ * player's own token: {player, server_time_ms, turns: [{room, my_turn, deadline_ms, round,
+ * players, on_turn}], games: [...]}; `turns` wait for the player's move, soonest deadline
+ * first. Another player's id rejects with `player_not_found`. A correspondence room is made
+ * with `createRoom({correspondence: {seconds_per_move: 86400}})` (3600..1209600).
+ * @param {string} base
+ * @param {string} player
+ * @param {string} token
+ * @param {{fetch?: typeof fetch}} [options]
+ */
+export function fetchTurns(base, player, token, options = {}) {
+  return getJson(`${httpBase(base)}/players/${encodeURIComponent(player)}/turns`,
+    bearer(token), options.fetch);
+}
+
+/**
  * An archived game with its whole event log (`GET /games/{id}`, `<room>.1` or a room id),
  * also after its room left the server; a private game only with a player's token.
  * @param {string} base

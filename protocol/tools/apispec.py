@@ -397,6 +397,15 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
             **_DATABASE,
         },
     ),
+    "/players/{id}/turns": (
+        "The Bearer player's correspondence games and turns (13.14, v1.4)",
+        [_id("The Bearer player's own id."), _BEARER],
+        {
+            "200": _json(_object("player", "server_time_ms", "turns", "games"), "The games."),
+            "404": _error("`player_not_found` (also: another player's id)."),
+            **_CREDENTIAL,
+        },
+    ),
     "/games/{id}": (
         "One archived game with its event log (13.12, v1.3)",
         [_id("A game id (`<room>.<n>`) or a room id."), _BEARER],

@@ -25,6 +25,7 @@ from protocol.messages import (
     BonusTaken,
     ClientMessage,
     ComputerSeat,
+    Correspondence,
     CreateRoom,
     CreateRoomResult,
     DecisionReview,
@@ -971,6 +972,29 @@ summary_auto_start = RoomSummary(
     computer_delay_ms=400,
 )
 
+# v1.4: a correspondence room, a day per move, and how the lobby lists it.
+create_room_correspondence = CreateRoom(
+    id="f1",
+    seats=2,
+    public=True,
+    correspondence=Correspondence(seconds_per_move=86_400),
+)
+summary_correspondence = RoomSummary(
+    room="r-Slow1",
+    status=RoomStatus.LOBBY,
+    public=True,
+    players=("Ann",),
+    seats=2,
+    open_seats=1,
+    spectators=0,
+    options=RoomOptions(),
+    turn_seconds=0,
+    hints=True,
+    auto_start=False,
+    computer_delay_ms=900,
+    correspondence=Correspondence(seconds_per_move=86_400),
+)
+
 
 def _without_field(message: ServerMessage, name: str) -> str:
     value = msgspec.json.decode(msgspec.json.encode(message))
@@ -1013,6 +1037,7 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("take_bonus", take_bonus),
     ("create_room_auto_start", create_room_auto_start),
     ("offer_rematch", offer_rematch),
+    ("create_room_correspondence", create_room_correspondence),
     ("ping", ping),
 )
 """Canonical client messages, by vector name."""
@@ -1062,6 +1087,10 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     (
         "ack_list_rooms_auto_start",
         make_ack(ListRooms(id="e2"), ListRoomsResult(rooms=(summary_auto_start,))),
+    ),
+    (
+        "ack_list_rooms_correspondence",
+        make_ack(ListRooms(id="f2"), ListRoomsResult(rooms=(summary_correspondence,))),
     ),
     ("error", error_not_your_turn),
     (
@@ -1536,6 +1565,15 @@ INVALID_EXAMPLES: Final[tuple[InvalidExample, ...]] = (
         ErrorCode.OUT_OF_RANGE,
         "o2",
         "turn_seconds is 0..3600.",
+    ),
+    InvalidExample(
+        "out_of_range_correspondence",
+        Encoding.JSON,
+        '{"type":"create_room","id":"o7","seats":2,"public":true,'
+        '"correspondence":{"seconds_per_move":600}}',
+        ErrorCode.OUT_OF_RANGE,
+        "o7",
+        "v1.4: correspondence.seconds_per_move is 3600..1209600 (an hour to 14 days).",
     ),
     InvalidExample(
         "out_of_range_die_index",
@@ -2037,6 +2075,48 @@ HTTP_EXAMPLES = (
             "next_before": f"{_FINISHED_MS}_{_GAME_ID}",
         },
         "Newest first; next_before is the cursor of the next page (null on the last).",
+    ),
+    HttpExample(
+        "player_turns",
+        "/players/{id}/turns",
+        f"/players/{ANN_IDENTITY}/turns",
+        _BEARER,
+        200,
+        {
+            "player": ANN_IDENTITY,
+            "server_time_ms": T0,
+            "turns": [
+                {
+                    "room": "r-Slow1",
+                    "my_turn": True,
+                    "deadline_ms": T0 + 51_000_000,
+                    "round": 4,
+                    "players": ["Ann", "Bob"],
+                    "on_turn": "Ann",
+                }
+            ],
+            "games": [
+                {
+                    "room": "r-Slow2",
+                    "my_turn": False,
+                    "deadline_ms": T0 + 160_000_000,
+                    "round": 9,
+                    "players": ["Cy", "Ann", "Dee"],
+                    "on_turn": "Dee",
+                }
+            ],
+        },
+        "v1.4: the Bearer player's running correspondence games: `turns` where it is their "
+        "turn (soonest deadline first), `games` where another player is on turn.",
+    ),
+    HttpExample(
+        "player_turns_other",
+        "/players/{id}/turns",
+        "/players/uBob/turns",
+        _BEARER,
+        404,
+        _http_error("player_not_found", "no player has this id"),
+        "v1.4: a player sees only their own list; anyone else's does not exist for them.",
     ),
     HttpExample(
         "game",

@@ -80,7 +80,7 @@ def room_state(room_id: str, record: room.RoomRecord, grace_seconds: float = 0.0
         status=RoomStatus(roomlist.status(state)),
         public=record.meta.public,
         max_seats=state.max_seats,
-        turn_seconds=record.meta.turn_seconds,
+        turn_seconds=0 if record.meta.correspondence else record.meta.turn_seconds,
         options=translate.wire_options(state),
         host=state.host,
         players=_player_views(record, grace_seconds),
@@ -100,7 +100,15 @@ def room_state(room_id: str, record: room.RoomRecord, grace_seconds: float = 0.0
         auto_start=record.meta.auto_start,
         computer_delay_ms=record.meta.computer_delay_ms,
         rematch_room=record.rematch.room if record.rematch is not None else None,
+        correspondence=correspondence(record),
     )
+
+
+def correspondence(record: room.RoomRecord) -> pm.Correspondence | None:
+    """The room's correspondence clock as the wire shows it (None: an ordinary room)."""
+    if not record.meta.correspondence:
+        return None
+    return pm.Correspondence(seconds_per_move=record.meta.turn_seconds)
 
 
 def snapshot(

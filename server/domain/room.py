@@ -146,6 +146,9 @@ class RoomMeta:
     """Pause before each move of a computer player."""
     auto_start: bool = False
     """The game starts by itself when the last seat is taken."""
+    correspondence: bool = False
+    """A correspondence room (protocol 1.4): ``turn_seconds`` is its long clock (hours to
+    days); the room lives as long as its game runs, and nobody is treated as absent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +197,7 @@ def new_record(
     hints: bool = True,
     computer_delay_ms: int = 0,
     auto_start: bool = False,
+    correspondence: bool = False,
 ) -> RoomRecord:
     """A fresh room around a new game."""
     meta = RoomMeta(
@@ -206,6 +210,7 @@ def new_record(
         hints,
         computer_delay_ms,
         auto_start,
+        correspondence,
     )
     return RoomRecord(game=state, meta=meta)
 
@@ -301,9 +306,10 @@ def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
     """When the server acts for an absent player (``None``: nobody absent blocks the room).
 
     In a game without a turn timer it is the player on turn; in the lobby it is a host who is
-    away while another player waits.
+    away while another player waits. Never in a correspondence room: there everyone is away
+    most of the time, and the clock alone moves the game on.
     """
-    if grace_seconds <= 0 or not record.away_ms:
+    if grace_seconds <= 0 or not record.away_ms or record.meta.correspondence:
         return None
     state = record.game
     blocker: str | None = None
@@ -361,6 +367,18 @@ def computer_at(record: RoomRecord, now: int) -> int | None:
     if record.computer_ms is not None:
         return record.computer_ms
     return now + record.meta.computer_delay_ms
+
+
+def room_ttl(record: RoomRecord, idle_seconds: int, retention_seconds: int) -> int:
+    """Seconds the room's keys live after this commit: the retention once the game is over,
+    else the idle time; a correspondence room's clock is added to it, so that a room whose
+    players take their time never expires while its game runs (each move, or the clock
+    playing it, refreshes the TTL)."""
+    if record.game.phase == game.Phase.FINISHED:
+        return retention_seconds
+    if record.meta.correspondence:
+        return idle_seconds + record.meta.turn_seconds
+    return idle_seconds
 
 
 def wake_at(record: RoomRecord) -> int | None:

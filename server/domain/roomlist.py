@@ -37,7 +37,11 @@ def summary(room_id: str, record: RoomRecord, grace_seconds: float = 0.0) -> dic
         "open_seats": max(0, state.max_seats - len(players)) if in_lobby else 0,
         "spectators": record.spectators,
         "options": options,
-        "turn_seconds": record.meta.turn_seconds,
+        # a correspondence clock exceeds the 1.3 bound of turn_seconds: it has a field of its own
+        "turn_seconds": 0 if record.meta.correspondence else record.meta.turn_seconds,
+        "correspondence": (
+            {"seconds_per_move": record.meta.turn_seconds} if record.meta.correspondence else None
+        ),
         "hints": record.meta.hints,
         "auto_start": record.meta.auto_start,
         "computer_delay_ms": record.meta.computer_delay_ms,

@@ -19,6 +19,7 @@ import redis.exceptions
 import protocol.messages as pm
 from server.domain import room, roomlist
 from server.ops.retry import RetryPause
+from server.service.correspondence import Correspondence
 from server.service.outcomes import Wake
 from server.settings import Settings
 from server.storage.interface import TRANSIENT_ERRORS, Store
@@ -47,10 +48,18 @@ Load = Callable[[str], Awaitable[room.RoomRecord | None]]
 class Hints:
     """The hints of this process's commits; see the module docstring."""
 
-    def __init__(self, store: Store, settings: Settings, wake: Wake | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        wake: Wake | None,
+        correspondence: Correspondence | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.wake = wake
+        #: the players' index and reminders of correspondence rooms (None: not kept)
+        self.correspondence = correspondence
         #: how many lobby entries this process wrote (a local listing cache compares it)
         self.index_writes = 0
         self._repairs: dict[str, asyncio.Task[None]] = {}
@@ -80,6 +89,11 @@ class Hints:
                 self.index_writes += 1
         except redis.exceptions.RedisError as exc:
             log.warning("room %s: hint not written: %s", room_id, exc)
+        if self.correspondence is not None and after.meta.correspondence:
+            try:
+                await self.correspondence.after_commit(room_id, before, after, now)
+            except redis.exceptions.RedisError as exc:
+                log.warning("room %s: turn index or reminder not written: %s", room_id, exc)
 
     def repair_soon(self, room_id: str, load: Load) -> None:
         """Set the room's deadline and wake-up again from its record (``load``), once Redis

@@ -36,6 +36,7 @@ from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
 from server.ops.retry import LRU
 from server.service import steps
+from server.service.correspondence import Correspondence
 from server.service.hints import Hints
 from server.service.outcomes import (
     Attempt,
@@ -86,6 +87,7 @@ class GameService:
         dice: Dice | None = None,
         wake: Wake | None = None,
         endings: GameEndings | None = None,
+        correspondence: Correspondence | None = None,
     ) -> None:
         self.store = store
         self.wake = wake
@@ -98,7 +100,7 @@ class GameService:
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.endings = endings or GameEndings()
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
-        self.hints = Hints(store, settings, wake)
+        self.hints = Hints(store, settings, wake, correspondence)
 
     @property
     def index_writes(self) -> int:
@@ -203,7 +205,9 @@ class GameService:
         )
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
-        ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
+        ttl = room.room_ttl(
+            record, self.settings.idle_room_seconds, self.settings.retention_seconds
+        )
         transition = Transition(
             expected_version=cached.version,
             record=record_format.encode_record(record),
@@ -285,10 +289,19 @@ class GameService:
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
         auto_start: bool = False,
+        correspondence_seconds: int | None = None,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
-        and ``invite`` are given when a reserved ``create_key`` names them already."""
-        if not 0 <= turn_seconds <= self.settings.max_turn_seconds:
+        and ``invite`` are given when a reserved ``create_key`` names them already.
+        ``correspondence_seconds``: a correspondence room with this clock per move (the
+        protocol bounds it); not together with a ``turn_seconds`` timer."""
+        if correspondence_seconds is not None:
+            if turn_seconds:
+                raise ServiceError(
+                    ErrorCode.INVALID_FIELD, "a correspondence room has no turn_seconds timer"
+                )
+            turn_seconds = correspondence_seconds
+        elif not 0 <= turn_seconds <= self.settings.max_turn_seconds:
             raise ServiceError(
                 "unsupported", f"turn_seconds must be 0..{self.settings.max_turn_seconds} here"
             )
@@ -307,6 +320,7 @@ class GameService:
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
             ),
             auto_start=auto_start,
+            correspondence=correspondence_seconds is not None,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):

@@ -80,4 +80,18 @@ def start_loops(rt: Runtime) -> list[asyncio.Task[None]]:
             _every(rt, "spectators", SPECTATOR_COUNT_SECONDS, rt.upkeep.flush_spectator_counts),
             name="spectator-counts",
         ),
+        *_webhook_loop(rt),
     ]
+
+
+def _webhook_loop(rt: Runtime) -> list[asyncio.Task[None]]:
+    """The reminder webhook's sender, when one is configured."""
+    sender = rt.webhooks
+    if sender is None:
+        return []
+
+    async def send() -> None:
+        await sender.send_due()
+
+    seconds = rt.settings.webhook_poll_seconds
+    return [asyncio.create_task(_every(rt, "webhook", seconds, send), name="webhook")]

@@ -189,6 +189,9 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         computer_delay_ms=command.computer_delay_ms,
         computers=[(c.level.value, c.name) for c in command.computers],
         auto_start=command.auto_start,
+        correspondence_seconds=(
+            command.correspondence.seconds_per_move if command.correspondence else None
+        ),
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 

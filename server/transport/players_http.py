@@ -6,6 +6,7 @@
     DELETE /players/me/token        revoke the Bearer player token
     GET    /players/{id}            a player's profile (statistics of archived games)
     GET    /players/{id}/games      a player's games, newest first (limit, before)
+    GET    /players/{id}/turns      the player's correspondence games and turns (v1.4; own only)
     GET    /games/export            public games finished since ``since`` (Unix ms), NDJSON
     GET    /games/{id}              one archived game (``<room>.<n>`` or a room id)
 
@@ -18,6 +19,7 @@ is ``503 unavailable`` with ``Retry-After``.
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -197,6 +199,26 @@ async def player_games(request: Request) -> Response:
 
 
 @_guarded
+async def player_turns(request: Request) -> Response:
+    """The player's running correspondence games, their turns first (only for the player:
+    anyone else is told no such player exists). Read from Redis, the games' truth."""
+    rt = request.app.state.runtime
+    identity = await _players(request).identities.resolve(await _required_viewer(request))
+    player_id = request.path_params["player_id"]
+    if identity.id != player_id or rt.correspondence is None:
+        return _error("player_not_found", "no player has this id", 404)
+    entries = [dataclasses.asdict(e) for e in await rt.correspondence.turns(player_id)]
+    return _json(
+        {
+            "player": player_id,
+            "server_time_ms": rt.service.clock(),
+            "turns": [e for e in entries if e["my_turn"]],
+            "games": [e for e in entries if not e["my_turn"]],
+        }
+    )
+
+
+@_guarded
 async def get_game(request: Request) -> Response:
     players = _players(request)
     gid = request.path_params["game_id"]
@@ -231,6 +253,7 @@ def routes() -> list[BaseRoute]:
         Route("/players/me/token", revoke, methods=["DELETE"]),
         Route("/players/{player_id}", profile, methods=["GET"]),
         Route("/players/{player_id}/games", player_games, methods=["GET"]),
+        Route("/players/{player_id}/turns", player_turns, methods=["GET"]),
         Route("/games/export", export, methods=["GET"]),
         Route("/games/{game_id}", get_game, methods=["GET"]),
     ]

@@ -16,10 +16,12 @@ from server.fanout.feed import Feed
 from server.ops.embedded_redis import EmbeddedRedis
 from server.ops.metrics import Metrics
 from server.ops.retry import LRU
+from server.service.correspondence import Correspondence
 from server.service.facade import Rooms
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
+from server.service.webhooks import WebhookSender
 from server.settings import Settings
 from server.storage.redis_store import RedisStore
 from server.transport.connection import TokenBucket
@@ -96,6 +98,10 @@ class Runtime:
     embedded: EmbeddedRedis | None = None
     #: the archive and identities (server.players.Players) when a database is set up
     players: Any = None
+    #: correspondence rooms' player index and reminders (server.service.correspondence)
+    correspondence: Correspondence | None = None
+    #: the reminder webhook's sender, when ``YAHTZEE_WEBHOOK_URL`` is set
+    webhooks: WebhookSender | None = None
     version: str = field(default_factory=server_version)
     draining: bool = False
     connections: dict[str, Connected] = field(default_factory=dict)

@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 from clients_live import LiveServer, spawn_server, stop_server
@@ -1699,3 +1700,70 @@ async def test_a_whole_turn_in_five_keys_in_dark_mode(cpu_pages: Pages) -> None:
     me = await page.evaluate("window.yahtzee.session.player")
     await expect(page.locator(f'#scorecard td.filled[data-player="{me}"]')).to_have_count(1)
     await expect(page.locator("#roll")).to_be_focused()
+
+
+async def test_a_phone_creates_a_correspondence_room_and_lists_the_player_s_turns(
+    db_pages: Pages,
+) -> None:
+    """Protocol 1.4: the form's correspondence clock, and "Your correspondence games" on the
+    player's own profile (GET /players/{id}/turns), on a 390 x 844 phone."""
+    from playwright.async_api import expect
+
+    from clients.client import Client
+    from clients.players import create_guest
+
+    server = db_pages.server
+    context = await db_pages.context(phone=True)
+    page = await db_pages.open(context=context)
+    name = f"Cora Post {secrets.randbelow(10**5)}"
+    await page.fill("#name", name)
+    await page.click("#more summary")
+    await page.fill("#seats", "2")
+    await page.select_option("#first-player", "seat_order")
+    await page.select_option("#correspondence", "86400")
+    await page.click("#create-button")
+    await expect(page.locator("#start")).to_be_visible()
+    mine = (await page.locator("#room-id").text_content()) or ""
+    async with httpx.AsyncClient(timeout=30) as http:
+        room = (await http.get(f"{server.http}/rooms/{mine}")).json()["state"]
+    assert room["correspondence"] == {"seconds_per_move": 86_400}
+    assert room["turn_seconds"] == 0
+    who = await page.evaluate("window.yahtzee.identity")
+    token = json.loads(await page.evaluate("localStorage.getItem('yahtzee.identity')"))["token"]
+
+    dion = await asyncio.to_thread(create_guest, server.http, f"Dion {secrets.randbelow(10**5)}")
+    async with (
+        Client(server.ws, player_token=dion.token) as dion_here,
+        Client(server.ws, player_token=dion.token) as dion_home,
+        Client(server.ws, player_token=token) as cora_there,
+    ):
+        await dion_here.join(mine, "Dion")
+        await page.click("#start")  # every seat taken: the game starts, Cora first
+        await expect(page.locator("#roll")).to_be_visible()
+        theirs = await dion_home.create_room(
+            2, first_player="seat_order", correspondence_seconds=3 * 86_400
+        )
+        await dion_home.join(theirs.room, "Dion")
+        await cora_there.join(theirs.room, "Cora")
+        await dion_home.start()
+
+        # another tab of the same browser: the same player, their profile
+        profile = await db_pages.open(f"/#/player/{who['player']}", context=context)
+        turns = profile.locator("#turns-list li")
+        await expect(turns).to_have_count(2)
+        first = turns.nth(0)
+        await expect(first).to_have_attribute("data-room", mine)
+        await expect(first).to_contain_text("Your turn")
+        await expect(first).to_contain_text("23 h")  # a day per move, just begun
+        second = turns.nth(1)
+        await expect(second).to_have_attribute("data-room", theirs.room)
+        await expect(second).to_contain_text("Waiting for Dion")
+        await expect(second).to_contain_text("2 d 23 h")
+        await expect(profile.locator("#no-turns")).to_be_hidden()
+        await in_view(profile, "#profile-turns h3", PHONE)
+        box = await profile.locator("#profile-turns").bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= PHONE["width"]  # no sideways scrolling
+        assert await axe_serious(profile) == []
+        await profile.screenshot(path=_shot("web-correspondence-phone.png"), full_page=True)

@@ -47,6 +47,7 @@ HTTP_API = (
     "/players/me",
     "/players/{id}",
     "/players/{id}/games",
+    "/players/{id}/turns",
     "/games/export",
     "/games/{id}",
 )
@@ -135,6 +136,7 @@ PROFILE_FIELDS = (
     "yahtzees", "yahtzee_rate", "upper_bonus_rate", "accuracy",
 )  # fmt: skip
 """The fields of a player's profile (v1.3, SPEC.md 13.10)."""
+TURN_ENTRY_FIELDS = ("room", "my_turn", "deadline_ms", "round", "players", "on_turn")
 GAME_ROW_FIELDS = (
     "game", "room", "outcome", "public", "options", "finished_ms", "players", "seat", "place",
     "total", "forfeited", "accuracy",
@@ -222,6 +224,11 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
         assert set(body) == {"player", "games", "next_before"}
         for game_row in body["games"]:
             assert set(game_row) == set(GAME_ROW_FIELDS)
+    elif row["route"] == "/players/{id}/turns":
+        assert set(body) == {"player", "server_time_ms", "turns", "games"}
+        for entry in body["turns"] + body["games"]:
+            assert set(entry) == set(TURN_ENTRY_FIELDS)
+            assert entry["my_turn"] is (entry in body["turns"])
     elif row["route"] == "/games/{id}":
         _check_archived_game(body)
     elif row["route"] == "/games/export":

@@ -10,6 +10,7 @@ import WebSocket from "ws";
 
 import {
   CommandError, YahtzeeClient, createGuest, fetchGame, fetchMe, fetchPlayer, fetchPlayerGames,
+  fetchTurns,
 } from "../../../clients/web/yahtzee-client.js";
 import { applyEvent, describeEvent, fromSnapshot } from "../../../clients/web/room-model.js";
 
@@ -160,4 +161,32 @@ test("the room model keeps the rematch: from the event, or the snapshot's rematc
   const late = fromSnapshot({ type: "snapshot", room: "r1", seq: 10,
     state: { ...state, rematch_room: "r2" } });
   assert.deepEqual([late.rematchRoom, late.rematchBy], ["r2", null]);
+});
+
+test("v1.4: a correspondence room and the player's own turn list", withDb, async () => {
+  const ann = await createGuest(DB_HTTP, guestName("Node Ann"));
+  const bob = await createGuest(DB_HTTP, guestName("Node Bob"));
+  const a = newClient(DB_HTTP, { playerToken: ann.token });
+  const b = newClient(DB_HTTP, { playerToken: bob.token });
+  await a.connect();
+  await b.connect();
+  const created = await a.createRoom({ seats: 2, options: { first_player: "seat_order" },
+    correspondence: { seconds_per_move: 7200 } });
+  await a.join(created.room, "Ann");
+  await b.join(created.room, "Bob");
+  await a.start();
+  let mine;
+  const deadline = Date.now() + 30000;
+  for (;;) {  // the list is written just after the start's commit
+    mine = await fetchTurns(DB_HTTP, ann.player, ann.token);
+    if (mine.turns.length || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));  // polling a bounded wait
+  }
+  assert.deepEqual(mine.turns.map((t) => [t.room, t.my_turn, t.on_turn]),
+    [[created.room, true, "Ann"]]);
+  assert.ok(mine.turns[0].deadline_ms - mine.server_time_ms <= 7200 * 1000);
+  const theirs = await fetchTurns(DB_HTTP, bob.player, bob.token);
+  assert.deepEqual(theirs.games.map((t) => t.room), [created.room]);
+  await assert.rejects(fetchTurns(DB_HTTP, bob.player, ann.token),
+    (err) => err.code === "player_not_found");
 });

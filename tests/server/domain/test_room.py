@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from server import game
@@ -173,3 +175,39 @@ def test_a_computer_on_turn_moves_after_the_room_s_delay_and_keeps_its_time() ->
     # a change that is not a move (later) does not push the move back
     assert room.computer_at(record, 1500) == 1700
     assert record_format.decode_record(record_format.encode_record(record)) == record
+
+
+def correspondence(*players: str, seconds: int = 86_400) -> room.RoomRecord:
+    record = lobby(*players, turn_seconds=seconds)
+    return record.replace(meta=dataclasses.replace(record.meta, correspondence=True))
+
+
+def test_a_correspondence_record_keeps_its_kind_through_its_stored_form() -> None:
+    record = started(correspondence("a", "b"), now=5_000)
+    assert record.deadline_ms == 5_000 + 86_400_000  # its clock is the turn timer's
+    again = record_format.decode_record(record_format.encode_record(record))
+    assert again == record
+    assert again.meta.correspondence
+
+
+def test_a_correspondence_room_lives_while_its_game_runs() -> None:
+    idle, retention = 86_400, 3_600
+    ordinary = started(lobby("a", "b", turn_seconds=60), now=0)
+    assert room.room_ttl(ordinary, idle, retention) == idle
+    slow = started(correspondence("a", "b", seconds=14 * 86_400), now=0)
+    # a move at the last second of a 14-day clock still finds the room (the TTL covers it)
+    assert room.room_ttl(slow, idle, retention) == idle + 14 * 86_400
+    over = slow.replace(game=dataclasses.replace(slow.game, phase=game.Phase.FINISHED))
+    assert room.room_ttl(over, idle, retention) == retention
+
+
+def test_nobody_is_absent_in_a_correspondence_room() -> None:
+    record = started(correspondence("a", "b", "c"), now=0)
+    away, _ = room.release(record, "a", "c-a", now=10, grace_seconds=60) or (None, None)
+    assert away is not None
+    assert room.absent_at(away, 60) is None  # the player on turn: only the clock plays
+    assert room.away_deadline(away, "a", 60) is None
+    host_away = correspondence("a", "b")
+    host_away, _ = room.release(host_away, "a", "c-a", now=10) or (None, None)
+    assert host_away is not None
+    assert room.absent_at(host_away, 60) is None  # a host away in the lobby is not removed
