@@ -1,5 +1,6 @@
 """Old clients keep working: Node.js clients written with the `ws` package for protocol 1.0 and
-1.1 play against the current server (``tests/compat/node/old-client.mjs``).
+1.1 (``tests/compat/node/old-client.mjs``) and for 1.2 (``tests/compat/node/v12-client.mjs``:
+computers, hints, the ``bonus_turn`` variant) play against the current server.
 
 Each client is written in the style client authors use (``await once(ws, 'open')`` and only
 then ``ws.on('message', ...)``), sends only the fields of its version, and every frame the
@@ -27,6 +28,7 @@ from procs import ROOT, ServerProcess
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 CLIENT = NODE_DIR / "old-client.mjs"
+CLIENT_12 = NODE_DIR / "v12-client.mjs"
 WS_PACKAGE = ROOT / "tests" / "clients" / "web" / "node_modules" / "ws"
 NODE = os.environ.get("YAHTZEE_NODE", "node")
 VERSIONS = ["1.0", "1.1"]
@@ -76,10 +78,11 @@ def client_fields(version: str, message_type: str) -> set[str]:
 
 
 def run_client(version: str, scenario: str, server: ServerProcess) -> list[dict[str, Any]]:
-    """Run the old client; its transcript (every frame in and out)."""
+    """Run the client of ``version``; its transcript (every frame in and out)."""
     node = node_or_skip()
+    client = [str(CLIENT_12)] if version == "1.2" else [str(CLIENT), version]
     run = subprocess.run(
-        [node, str(CLIENT), version, scenario, server.ws],
+        [node, *client, scenario, server.ws],
         capture_output=True,
         text=True,
         timeout=120,
@@ -164,4 +167,63 @@ def test_old_client_gets_the_error_codes_of_its_version(
         "must_roll_first",
         "stale_state",
         "unknown_type",
+    ]
+
+
+def received(transcript: list[dict[str, Any]], who: str = "ann") -> list[dict[str, Any]]:
+    return [line["msg"] for line in transcript if line["who"] == who and line["dir"] == "in"]
+
+
+@pytest.mark.usefixtures("official_table")  # the advisor's and the computers' table
+def test_v12_client_plays_with_computers_of_every_kind_of_seating(
+    compat_server: ServerProcess,
+) -> None:
+    """Computers seated by ``create_room`` and ``add_computer``, one removed; the person
+    follows the advisor (``hint``) to ``game_over``; the computers played their turns."""
+    transcript = run_client("1.2", "computers", compat_server)
+    check_transcript("1.2", transcript)
+    messages = received(transcript)
+    lobby = next(m for m in messages if m["type"] == "snapshot")["state"]["players"]
+    joined = lobby + [m for m in messages if m["type"] == "player_joined"]
+    assert sorted(str(p["computer"]) for p in joined) == [
+        "None",
+        "easy",
+        "hard",
+        "medium",
+        "optimal",
+    ]
+    over = next(m for m in messages if m["type"] == "game_over")
+    removed = {m["player"] for m in messages if m["type"] == "player_left"}
+    computers = {p["player"] for p in joined if p["computer"] is not None} - removed
+    scored_by = {m["player"] for m in messages if m["type"] == "scored"}
+    assert len(over["results"]) == 4
+    assert len(scored_by & computers) == 3  # every seated computer played
+    hints = [m for m in messages if m["type"] == "ack" and m["result"]["command"] == "hint"]
+    assert len(hints) >= 13
+
+
+def test_v12_client_plays_a_bonus_turn_game(compat_server: ServerProcess) -> None:
+    """Under ``bonus_turn`` the game goes on until the card is full: 13 ``scored`` and one
+    turn more for each ``bonus_taken`` (chosen by the client, never automatic)."""
+    transcript = run_client("1.2", "bonus", compat_server)
+    check_transcript("1.2", transcript)
+    messages = received(transcript)
+    scored = sum(m["type"] == "scored" for m in messages)
+    taken = [m for m in messages if m["type"] == "bonus_taken"]
+    assert scored == 13
+    assert all(not m["automatic"] for m in taken)
+    assert any(m["type"] == "game_over" for m in messages)
+
+
+def test_v12_client_gets_the_error_codes_of_its_version(compat_server: ServerProcess) -> None:
+    transcript = run_client("1.2", "errors", compat_server)
+    check_transcript("1.2", transcript)
+    codes = [line["msg"]["code"] for line in transcript if line["msg"]["type"] == "error"]
+    assert codes == [
+        "not_host",
+        "wrong_phase",
+        "must_roll_first",
+        "box_not_allowed",
+        "game_already_started",
+        "hints_disabled",
     ]
