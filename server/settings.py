@@ -113,6 +113,10 @@ class Settings:
     #: on the protocol's small frames.
     per_message_deflate: bool = field(default=False, metadata=_env("YAHTZEE_DEFLATE"))
     log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
+    #: A sandbox for client authors (``yahtzee serve --sandbox``, SPEC.md 13.14): the route
+    #: ``POST /sandbox/rooms`` makes rooms with seeded dice, or at a given game position. Never
+    #: on a real server: whoever knows a seed knows its dice.
+    sandbox: bool = field(default=False, metadata=_env("YAHTZEE_SANDBOX"))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -96,11 +96,17 @@ OBJECTS: Final = (
     "PlayerAnalysis",
     "DecisionReview",
     "RememberedPlayer",
+    "SandboxRoomRequest",
+    "SandboxPosition",
+    "SandboxPlayer",
+    "SandboxRoom",
+    "SandboxSeat",
 )
 """Nested objects listed in SPEC.md section 5.5 and in full in SPEC-APPENDIX.md B, in order
-(`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7)."""
+(`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7; the
+`Sandbox*` objects the body and answer of the sandbox's `POST /sandbox/rooms`, 13.14)."""
 
-HTTP_OBJECTS: Final = ("GameAnalysis",)
+HTTP_OBJECTS: Final = ("GameAnalysis", "SandboxRoomRequest", "SandboxRoom")
 """Objects that are HTTP bodies only (in no message): added to the schema's ``$defs``."""
 
 RESULTS: Final = tuple(cls.__name__ for cls in RESULT_TYPES.values())

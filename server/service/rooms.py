@@ -283,9 +283,11 @@ class GameService:
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
         auto_start: bool = False,
+        dice_seed: str | None = None,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
-        and ``invite`` are given when a reserved ``create_key`` names them already."""
+        and ``invite`` are given when a reserved ``create_key`` names them already; ``dice_seed``
+        only by the sandbox (:mod:`server.service.sandbox`): every other room's is random."""
         if not 0 <= turn_seconds <= self.settings.max_turn_seconds:
             raise ServiceError(
                 "unsupported", f"turn_seconds must be 0..{self.settings.max_turn_seconds} here"
@@ -299,7 +301,7 @@ class GameService:
             invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
             now=self.clock(),
-            dice_seed=new_seed(),
+            dice_seed=dice_seed or new_seed(),
             hints=hints,
             computer_delay_ms=(
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
