@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -118,3 +119,12 @@ def async_client(url: str, backend: str) -> Any:
 
 #: Run a test on a single Redis and on the embedded Redis Cluster (see ``tests/conftest.py``).
 BOTH_BACKENDS = pytest.mark.parametrize("redis_backend", ["single", "cluster"], indirect=True)
+
+
+def sandbox_example(language: str) -> str:
+    """The ``language`` example (``python``, ``js``, ``sh``) of SPEC.md 13.14, the sandbox."""
+    text = (ROOT / "protocol" / "SPEC.md").read_text(encoding="utf-8")
+    section = text[text.index("### 13.14") : text.index("## 14. Versioning")]
+    found = re.search(rf"```{language}\n(.*?)```", section, flags=re.S)
+    assert found is not None, f"no {language} example in SPEC.md 13.14"
+    return found.group(1)

@@ -16,15 +16,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from procs import ROOT, ServerProcess
+from procs import ROOT, ServerProcess, free_port, sandbox_example
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 CLIENT = NODE_DIR / "old-client.mjs"
@@ -227,3 +229,42 @@ def test_v12_client_gets_the_error_codes_of_its_version(compat_server: ServerPro
         "game_already_started",
         "hints_disabled",
     ]
+
+
+@pytest.fixture(scope="module")
+def sandbox_server(
+    redis_server_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """A ``yahtzee serve --sandbox`` process (SPEC.md 13.14)."""
+    server = ServerProcess(
+        port=free_port(),
+        env={
+            **os.environ,
+            "REDIS_URL": redis_server_url,
+            "REDIS_PREFIX": f"tsandbox{secrets.token_hex(4)}:",
+            "PYTHONPATH": str(ROOT),
+            "YAHTZEE_LOG_LEVEL": "warning",
+        },
+        log_path=tmp_path_factory.mktemp("sandbox") / "server.log",
+        extra_args=["--sandbox"],
+    )
+    try:
+        server.start(timeout=30)
+        yield server
+    finally:
+        if server.process is not None and server.process.poll() is None:
+            server.terminate()
+
+
+def test_the_spec_javascript_sandbox_example_runs(
+    sandbox_server: ServerProcess, tmp_path: Path
+) -> None:
+    """SPEC.md 13.14's JavaScript example, as written (its port aside), plays the Joker."""
+    node = node_or_skip()
+    code = sandbox_example("js").replace("127.0.0.1:8000", f"127.0.0.1:{sandbox_server.port}")
+    code = code.replace("console.assert(", "assert(")  # console.assert only prints
+    script = tmp_path / "joker.mjs"
+    script.write_text("import assert from 'node:assert';\n" + code, encoding="utf-8")
+    (tmp_path / "node_modules").symlink_to(WS_PACKAGE.parent, target_is_directory=True)
+    run = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-3000:]

@@ -5,11 +5,13 @@ of impossible positions, and no sandbox route at all on a normal server."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from typing import Any
 
 import httpx
 import pytest
-from procs import ServerProcess, StartServer
+from procs import ServerProcess, StartServer, sandbox_example
 from wsclient import WsClient
 
 Msg = dict[str, Any]
@@ -204,3 +206,9 @@ def test_a_normal_server_has_no_sandbox(start_server: StartServer) -> None:
     server = start_server()
     answer = httpx.post(f"{server.http}/sandbox/rooms", json={"seed": "s"})
     assert answer.status_code == 404
+
+
+def test_the_spec_python_example_runs_against_the_sandbox(sandbox: ServerProcess) -> None:
+    code = sandbox_example("python").replace("127.0.0.1:8000", f"127.0.0.1:{sandbox.port}")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-3000:]
