@@ -122,9 +122,14 @@ BOTH_BACKENDS = pytest.mark.parametrize("redis_backend", ["single", "cluster"], 
 
 
 def sandbox_example(language: str) -> str:
-    """The ``language`` example (``python``, ``js``, ``sh``) of SPEC.md 13.14, the sandbox."""
-    text = (ROOT / "protocol" / "SPEC.md").read_text(encoding="utf-8")
-    section = text[text.index("### 13.14") : text.index("## 14. Versioning")]
+    """The ``language`` example of the sandbox: ``sh`` in SPEC.md 13.14, ``python`` and ``js``
+    in its part of SPEC-REFERENCE.md."""
+    if language == "sh":
+        text = (ROOT / "protocol" / "SPEC.md").read_text(encoding="utf-8")
+        section = text[text.index("### 13.14") : text.index("## 14. Versioning")]
+    else:
+        text = (ROOT / "protocol" / "SPEC-REFERENCE.md").read_text(encoding="utf-8")
+        section = text[text.index('<a id="r13-14">') :]
     found = re.search(rf"```{language}\n(.*?)```", section, flags=re.S)
     assert found is not None, f"no {language} example in SPEC.md 13.14"
     return found.group(1)
