@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 from procs import ROOT, ServerProcess, free_port, sandbox_example
@@ -79,12 +80,14 @@ def client_fields(version: str, message_type: str) -> set[str]:
     return set(defs[name]["properties"])
 
 
-def run_client(version: str, scenario: str, server: ServerProcess) -> list[dict[str, Any]]:
+def run_client(
+    version: str, scenario: str, server: ServerProcess, *extra: str
+) -> list[dict[str, Any]]:
     """Run the client of ``version``; its transcript (every frame in and out)."""
     node = node_or_skip()
     client = [str(CLIENT_12)] if version == "1.2" else [str(CLIENT), version]
     run = subprocess.run(
-        [node, *client, scenario, server.ws],
+        [node, *client, scenario, server.ws, *extra],
         capture_output=True,
         text=True,
         timeout=120,
@@ -268,3 +271,22 @@ def test_the_spec_javascript_sandbox_example_runs(
     (tmp_path / "node_modules").symlink_to(WS_PACKAGE.parent, target_is_directory=True)
     run = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_v12_client_takes_the_bonus_of_an_extra_yahtzee(sandbox_server: ServerProcess) -> None:
+    """A sandbox position (13.14) puts the 1.2 client where random games rarely go: five 6s
+    rolled with 50 in YAHTZEE under ``bonus_turn``. It takes the +100 without filling a box and
+    plays the extra turn of the same round."""
+    node_or_skip()
+    card = {"yahtzee": 50, "sixes": 18, "chance": 20}
+    position = {"players": [{"name": "Ann", "scores": card}], "dice": [6] * 5, "rolls_used": 1}
+    options = {"bonus_turn": "on"}
+    body = {"seed": "bonus", "options": options, "position": position}
+    answer = httpx.post(f"{sandbox_server.http}/sandbox/rooms", json=body)
+    assert answer.status_code == 201, answer.text
+    room = answer.json()
+    token = room["seats"][0]["token"]
+    transcript = run_client("1.2", "takebonus", sandbox_server, room["room"], token)
+    check_transcript("1.2", transcript)
+    taken = [m for m in received(transcript) if m["type"] == "bonus_taken"]
+    assert [(m["yahtzee_bonus"], m["automatic"]) for m in taken] == [(100, False)]

@@ -4,12 +4,13 @@
 // sends only v1.2 fields and reads only v1.2 fields. (The person's moves are advised in a room of
 // the official rules, whose strategy table the test builds first.)
 //
-//   node v12-client.mjs SCENARIO WS_URL
+//   node v12-client.mjs SCENARIO WS_URL [ROOM TOKEN]
 //
 // Every frame it sends or receives is printed on stdout as one JSON line
 // ({"dir": "in"|"out", "who": ..., "msg": ...}); the Python test (tests/compat) checks them
 // against the v1.2 schema. A failed expectation exits with status 1 and says why.
-// SCENARIO: computers, bonus, errors.
+// SCENARIO: computers, bonus, errors; takebonus (ROOM and TOKEN: a seat of a room prepared by
+// the test, where the player on turn has just rolled an extra Yahtzee under bonus_turn).
 
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
@@ -19,7 +20,7 @@ import { setTimeout as wait } from 'node:timers/promises';
 const require = createRequire(new URL('../../clients/web/package.json', import.meta.url));
 const WebSocket = require('ws');
 
-const [scenario, url] = process.argv.slice(2);
+const [scenario, url, givenRoom, givenToken] = process.argv.slice(2);
 const TIMEOUT_MS = 60000; // the strategy table may still be loading when the first game starts
 let counter = 0;
 
@@ -325,7 +326,32 @@ async function errors() {
   for (const p of [ann, bob, carol]) p.close();
 }
 
-const scenarios = { computers, bonus, errors };
+// Takes the seat it was given (`rejoin`), sees the extra Yahtzee in the snapshot, takes the +100
+// without filling a box (`take_bonus`), and plays the extra turn that follows with the same round.
+async function takebonus() {
+  const ann = await Player.connect('ann');
+  const back = await ann.ok('rejoin', { room: givenRoom, token: givenToken, last_seq: null });
+  check(back.result.resumed === false, 'rejoin without last_seq: a snapshot');
+  const snapshot = await ann.next((m) => m.type === 'snapshot', 'snapshot');
+  const { state } = snapshot;
+  check(state.options.bonus_turn === 'on', 'a bonus_turn room');
+  check(state.current_player === back.result.player, 'on turn');
+  check(state.dice.every((d) => d === state.dice[0]) && state.dice.length === 5, `dice ${state.dice}`);
+  const me = state.players.find((p) => p.player === back.result.player);
+  check(me.scorecard.yahtzee === 50, 'YAHTZEE box 50');
+  const taken = await ann.ok('take_bonus', { expect_seq: snapshot.seq });
+  const event = await ann.next((m) => m.type === 'bonus_taken', 'bonus_taken');
+  check(event.seq <= taken.seq && event.yahtzee_bonus === 100 && event.automatic === false, `bonus_taken ${JSON.stringify(event)}`);
+  check(event.total === me.totals.grand + 100, `total ${event.total} after ${me.totals.grand}`);
+  const next = await ann.next((m) => m.type === 'turn_changed', 'turn_changed');
+  check(next.player === back.result.player && next.round === state.round, `extra turn: ${JSON.stringify(next)}`);
+  const rolled = await ann.ok('roll', { keep: [], expect_seq: next.seq });
+  const dice = await ann.next((m) => m.type === 'rolled' && m.seq === rolled.seq, 'rolled');
+  check(dice.preview.every((entry) => entry.box !== 'yahtzee'), 'the YAHTZEE box is filled');
+  ann.close();
+}
+
+const scenarios = { computers, bonus, errors, takebonus };
 
 try {
   check(scenarios[scenario], `unknown scenario ${scenario}`);
