@@ -27,7 +27,7 @@ From step 5 on, ``DecodeError.command_id`` holds the frame's `id` when it is a v
 import re
 from collections.abc import Mapping
 from itertools import chain
-from typing import Any, Final, Literal, TypeAlias, cast, overload
+from typing import Any, Final, Literal, TypeAlias, TypeVar, cast, overload
 
 import msgspec
 
@@ -51,6 +51,7 @@ from protocol.types import MAX_ID_LENGTH
 
 __all__ = [
     "Frame",
+    "decode_body",
     "decode_client",
     "decode_result",
     "decode_server",
@@ -59,6 +60,8 @@ __all__ = [
     "encode_msgpack",
     "to_dict",
 ]
+
+_T = TypeVar("_T")
 
 Frame: TypeAlias = bytes | bytearray | memoryview | str
 """A WebSocket message payload: ``str`` for a text frame, bytes-like for a binary frame."""
@@ -166,6 +169,20 @@ def decode_result(command_type: str, result: Mapping[str, Any]) -> AckResult:
     if cls is None:
         raise DecodeError(ErrorCode.UNKNOWN_TYPE, f"no ack result for {_short(command_type)}")
     return cast(AckResult, _convert(result, cls, None))
+
+
+def decode_body(body: bytes, cls: type[_T], *, max_bytes: int) -> _T:
+    """A JSON request body of the HTTP API as the object type ``cls`` (e.g.
+    :class:`~protocol.messages.SandboxRoomRequest`), checked as strictly as a frame: a
+    :class:`DecodeError` with the codes of SPEC.md 9.2 (``frame_too_large`` above ``max_bytes``,
+    ``malformed``, ``missing_field``, ``invalid_field``, ``out_of_range``, ...)."""
+    if len(body) > max_bytes:
+        raise _too_large(len(body), max_bytes)
+    obj = _parse(body, Encoding.JSON)
+    if not isinstance(obj, dict):
+        raise DecodeError(ErrorCode.MALFORMED, f"the body must be a map, not {_kind(obj)}")
+    _check_structure(obj, None)
+    return cast(_T, _convert(obj, cls, None))
 
 
 def _decode(

@@ -155,6 +155,11 @@ __all__ = [
     "RoomOptions",
     "RoomState",
     "RoomSummary",
+    "SandboxPlayer",
+    "SandboxPosition",
+    "SandboxRoom",
+    "SandboxRoomRequest",
+    "SandboxSeat",
     "Score",
     "ScoreResult",
     "Scored",
@@ -656,6 +661,101 @@ class RememberedPlayer(Object, frozen=True, kw_only=True):
         str, Meta(min_length=1, max_length=64, description="The player's id (`/players/{id}`).")
     ]
     name: Annotated[str, Meta(min_length=1, max_length=64, description="Display name.")]
+
+
+# -- the sandbox (v1.4, HTTP only: `yahtzee serve --sandbox`, SPEC.md 13.15) ------------------
+
+SandboxSeed = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=64,
+        description="Any text: the same seed, position and commands give the same dice.",
+    ),
+]
+
+
+class SandboxPlayer(Object, frozen=True, kw_only=True):
+    """One seat of a sandbox position (v1.4): a person, in seat order."""
+
+    name: Name
+    scores: Annotated[
+        dict[Box, Points],
+        Meta(description="The filled boxes and their points; absent boxes are open."),
+    ] = {}
+    yahtzee_bonus: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=1300,
+            multiple_of=100,
+            description="Extra-Yahtzee bonus points already earned (100 each; needs 50 in the "
+            "YAHTZEE box).",
+        ),
+    ] = 0
+
+
+class SandboxPosition(Object, frozen=True, kw_only=True):
+    """A game position to start a sandbox room at (v1.4): the players' cards, who is on turn,
+    and the dice of that turn so far."""
+
+    players: Annotated[
+        tuple[SandboxPlayer, ...],
+        Meta(min_length=1, max_length=MAX_SEATS, description="The seats, in turn order."),
+    ]
+    turn: Annotated[
+        int, Meta(ge=0, le=MAX_SEATS - 1, description="Index in `players` of the player on turn.")
+    ] = 0
+    dice: Annotated[
+        Faces, Meta(description="The dice of the turn: empty before its first roll, else five.")
+    ] = ()
+    rolls_used: Annotated[
+        int, Meta(ge=0, le=3, description="Rolls made this turn: 0 without dice, else 1..3.")
+    ] = 0
+    held: Annotated[DiceIndexes, Meta(description="Indexes of the held dice.")] = ()
+
+
+class SandboxRoomRequest(Object, frozen=True, kw_only=True):
+    """The body of `POST /sandbox/rooms` (v1.4, sandbox servers only): a private room with
+    seeded dice, in the lobby or (with `position`) already playing at a given position."""
+
+    seed: SandboxSeed
+    seats: Annotated[
+        int,
+        Meta(ge=1, le=MAX_SEATS, description="Seats of a lobby room (without `position`)."),
+    ] = 1
+    options: Annotated[RoomOptions, Meta(description="Rule options; absent ones default.")] = (
+        RoomOptions()
+    )
+    turn_seconds: TurnSeconds = 0
+    hints: Annotated[bool, Meta(description="Whether `hint` is allowed.")] = True
+    position: Annotated[
+        SandboxPosition | None,
+        Meta(
+            description="Start the game at this position (players in seat order); null: a "
+            "lobby room that players `join` as usual."
+        ),
+    ] = None
+
+
+class SandboxSeat(Object, frozen=True, kw_only=True):
+    """A seat of a position room (v1.4): take it with `rejoin` and this token."""
+
+    player: PlayerId
+    seat: Seat
+    name: Name
+    token: Token
+
+
+class SandboxRoom(Object, frozen=True, kw_only=True):
+    """The answer of `POST /sandbox/rooms` (v1.4)."""
+
+    room: RoomId
+    invite_code: InviteCode
+    seats: Annotated[
+        tuple[SandboxSeat, ...],
+        Meta(max_length=MAX_SEATS, description="The seats of a position room; empty otherwise."),
+    ] = ()
 
 
 class HelloResult(Result, frozen=True, kw_only=True, tag="hello"):

@@ -52,7 +52,7 @@ from server.storage.cluster_client import cluster_client
 from server.storage.correspondence import CorrespondenceStore
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
-from server.transport import background, endpoint, http, logs
+from server.transport import background, endpoint, http, logs, sandbox_http
 from server.transport import players_http as archive_http
 from server.transport.guard import ON_SHUTDOWN
 from server.transport.lobby import Lobby
@@ -133,7 +133,8 @@ def web_client_dir() -> Path | None:
     return None
 
 
-def routes() -> list[BaseRoute]:
+def routes(sandbox: bool = False) -> list[BaseRoute]:
+    """The HTTP routes; the sandbox's (SPEC.md 13.15) only on a ``--sandbox`` server."""
     web: list[BaseRoute] = []
     folder = web_client_dir()
     if folder is not None:
@@ -157,6 +158,7 @@ def routes() -> list[BaseRoute]:
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
         *archive_http.routes(),
+        *(sandbox_http.routes() if sandbox else []),
         # ENDPOINT_PATH (the WebSocket) is served by App itself, before Starlette's routing
     ]
 
@@ -333,7 +335,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 embedded.stop()
 
     unavailable = {error: http.storage_unavailable for error in http.UNAVAILABLE_ERRORS}
-    return App(routes=routes(), lifespan=lifespan, exception_handlers=unavailable)
+    return App(routes=routes(settings.sandbox), lifespan=lifespan, exception_handlers=unavailable)
 
 
 def create_app_from_env() -> App:

@@ -36,12 +36,20 @@ def _serve(args: argparse.Namespace) -> int:
         # One embedded server for all workers, owned by this (parent) process.
         embedded = start_embedded(logging.getLogger("yahtzee.server"))
         os.environ["REDIS_URL"] = embedded.url
+    if args.sandbox:  # through the environment, so that every worker process sees it
+        os.environ["YAHTZEE_SANDBOX"] = "1"
     settings = Settings.from_env()
     host, port = str(args.host), int(args.port)
     print(
         f"Yahtzee server on http://{host}:{port}  (WebSocket: ws://{host}:{port}/ws)",
         flush=True,
     )
+    if settings.sandbox:
+        print(
+            "SANDBOX: POST /sandbox/rooms makes rooms with seeded dice or at a game position "
+            "(SPEC.md 13.15); not for real games",
+            flush=True,
+        )
     # The WebSocket layer's own frame cap is a backstop far above the protocol limit, which the
     # connection layer enforces with a typed error. Compression costs more CPU than it saves on
     # ~100-byte frames, so it is off unless asked for.
@@ -93,6 +101,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--log-level",
         default=os.environ.get("YAHTZEE_LOG_LEVEL", "info"),
         choices=["critical", "error", "warning", "info", "debug"],
+    )
+    serve.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="a sandbox for client authors: seeded dice and rooms at a given position "
+        "(POST /sandbox/rooms, SPEC.md 13.15); never for real games",
     )
     serve.set_defaults(func=_serve)
 

@@ -131,6 +131,10 @@ class Settings:
     webhook_max_attempts: int = field(default=20, metadata=_env("YAHTZEE_WEBHOOK_MAX_ATTEMPTS"))
     #: How often each process looks for due deliveries, in seconds.
     webhook_poll_seconds: float = field(default=0.5, metadata=_env("YAHTZEE_WEBHOOK_POLL_SECONDS"))
+    #: A sandbox for client authors (``yahtzee serve --sandbox``, SPEC.md 13.15): the route
+    #: ``POST /sandbox/rooms`` makes rooms with seeded dice, or at a given game position. Never
+    #: on a real server: whoever knows a seed knows its dice.
+    sandbox: bool = field(default=False, metadata=_env("YAHTZEE_SANDBOX"))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

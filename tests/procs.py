@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -118,3 +119,17 @@ def async_client(url: str, backend: str) -> Any:
 
 #: Run a test on a single Redis and on the embedded Redis Cluster (see ``tests/conftest.py``).
 BOTH_BACKENDS = pytest.mark.parametrize("redis_backend", ["single", "cluster"], indirect=True)
+
+
+def sandbox_example(language: str) -> str:
+    """The ``language`` example of the sandbox: ``sh`` in SPEC.md 13.15, ``python`` and ``js``
+    in its part of SPEC-REFERENCE.md."""
+    if language == "sh":
+        text = (ROOT / "protocol" / "SPEC.md").read_text(encoding="utf-8")
+        section = text[text.index("### 13.15") : text.index("## 14. Versioning")]
+    else:
+        text = (ROOT / "protocol" / "SPEC-REFERENCE.md").read_text(encoding="utf-8")
+        section = text[text.index('<a id="r13-14">') :]
+    found = re.search(rf"```{language}\n(.*?)```", section, flags=re.S)
+    assert found is not None, f"no {language} example in SPEC.md 13.15"
+    return found.group(1)

@@ -420,6 +420,21 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         [_query("since", 0)],
         {"200": _text("application/x-ndjson", "One game a line, oldest first."), **_DATABASE},
     ),
+    "POST /sandbox/rooms": (
+        "A room with seeded dice, or at a game position: `yahtzee serve --sandbox` only "
+        "(13.15, v1.4; a `SandboxRoomRequest` body)",
+        [],
+        {
+            "201": _json({"$ref": _SCHEMAS + "SandboxRoom"}, "The room and its seats' tokens."),
+            "400": _error(
+                "A body that does not decode (the codes of 9.2) or a position that cannot "
+                "happen (`invalid_field`)."
+            ),
+            "404": _text("text/plain", "Not a sandbox server: the route does not exist."),
+            "413": _error("`frame_too_large`: a body above `limits.max_frame_bytes`."),
+            "503": _error("`unavailable`: the storage does not answer."),
+        },
+    ),
 }
 
 

@@ -96,11 +96,17 @@ OBJECTS: Final = (
     "PlayerAnalysis",
     "DecisionReview",
     "RememberedPlayer",
+    "SandboxRoomRequest",
+    "SandboxPosition",
+    "SandboxPlayer",
+    "SandboxRoom",
+    "SandboxSeat",
 )
 """Nested objects listed in SPEC.md section 5.5 and in full in SPEC-APPENDIX.md B, in order
-(`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7)."""
+(`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7; the
+`Sandbox*` objects the body and answer of the sandbox's `POST /sandbox/rooms`, 13.15)."""
 
-HTTP_OBJECTS: Final = ("GameAnalysis",)
+HTTP_OBJECTS: Final = ("GameAnalysis", "SandboxRoomRequest", "SandboxRoom")
 """Objects that are HTTP bodies only (in no message): added to the schema's ``$defs``."""
 
 RESULTS: Final = tuple(cls.__name__ for cls in RESULT_TYPES.values())
@@ -576,6 +582,20 @@ def _errors_block() -> str:
     return _table(rows, ["code", "category", "retryable", "meaning"])
 
 
+def _errors_summary() -> str:
+    """SPEC.md 9.1's line about the table of error codes, which is in the appendix (G)."""
+    counts = {category: 0 for category in ("decode", "service", "rules")}
+    for info in ERROR_CODES.values():
+        counts[str(info.category)] += 1
+    kinds = ", ".join(f"{n} {category}" for category, n in counts.items())
+    retryable = [f"`{code}`" for code, info in ERROR_CODES.items() if info.retryable]
+    return (
+        f"{len(ERROR_CODES)} codes ({kinds}), each with its category, whether it is retryable "
+        f"and what it means: [{APPENDIX} G]({APPENDIX}#error-codes). The retryable ones: "
+        f"{', '.join(retryable[:-1])} and {retryable[-1]}; no other code is."
+    )
+
+
 def _close_block() -> str:
     rows = [[str(int(code)), meaning, action] for code, (meaning, action) in CLOSE_CODES.items()]
     return _table(rows, ["code", "meaning", "client action"])
@@ -698,7 +718,7 @@ def spec_blocks() -> dict[str, str]:
         "boxes": _boxes_block(),
         "enums": _enums_block(defs),
         "objects": _objects_summary(OBJECTS, defs),
-        "errors": _errors_block(),
+        "errors": _errors_summary(),
         "close-codes": _close_block(),
         "limits": _limits_block(defs),
         "invalid": (
@@ -734,7 +754,7 @@ def appendix(spec: str) -> str:
         "Contents: [A. Transcript](#a-transcript) · [B. Objects](#b-objects) · "
         "[C. Client commands](#c-client-commands) · "
         "[D. Replies and snapshots](#d-replies-and-snapshots) · [E. Events](#e-events) · "
-        "[F. Invalid frames](#f-invalid-frames)",
+        "[F. Invalid frames](#f-invalid-frames) · [G. Error codes](#error-codes)",
         "## A. Transcript",
         "The short game of SPEC.md section 1, every message in full (JSON; Bob's msgpack frames "
         "shown as JSON). Each `#` line explains the message below it.",
@@ -761,6 +781,9 @@ def appendix(spec: str) -> str:
         '<a id="invalid-frames"></a>\n\n## F. Invalid frames',
         "Client frames the server rejects (SPEC.md 9.2), all in `vectors/invalid.json`.",
         _invalid_block(vectors),
+        '<a id="error-codes"></a>\n\n## G. Error codes',
+        "Every error code (SPEC.md 9.1 says how to handle them, 9.2 the decode errors).",
+        _errors_block(),
     ]
     # The enumerations are listed in SPEC.md 5.4; the field tables here link to them there.
     return ("\n\n".join(parts) + "\n").replace("](#enum-", "](SPEC.md#enum-")

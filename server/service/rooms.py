@@ -290,9 +290,11 @@ class GameService:
         computers: Sequence[tuple[str, str | None]] = (),
         auto_start: bool = False,
         correspondence_seconds: int | None = None,
+        dice_seed: str | None = None,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
-        and ``invite`` are given when a reserved ``create_key`` names them already.
+        and ``invite`` are given when a reserved ``create_key`` names them already; ``dice_seed``
+        only by the sandbox (:mod:`server.service.sandbox`): every other room's is random.
         ``correspondence_seconds``: a correspondence room with this clock per move (the
         protocol bounds it); not together with a ``turn_seconds`` timer."""
         if correspondence_seconds is not None:
@@ -314,7 +316,7 @@ class GameService:
             invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
             now=self.clock(),
-            dice_seed=new_seed(),
+            dice_seed=dice_seed or new_seed(),
             hints=hints,
             computer_delay_ms=(
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms

@@ -2,8 +2,12 @@
 equals the snapshot the server sends at the same ``seq``, field by field, in both encodings.
 
 Hypothesis draws whole games (seats, rules and variants, turn timer, the encodings of the
-player who follows the room and of the spectator who takes the snapshot, and how each person
-rolls, holds and scores) and plays them against a real server. The host's connection follows
+player who follows the room and of the spectator who takes the snapshot, how each person
+rolls, holds and scores, and computer players: their levels, whether they are seated by
+``create_room.computers`` or by ``add_computer``, one added and removed again in the lobby,
+their pause) and plays them against a real server. Computers move on their own, so the
+spectator may arrive in the middle of their turns: the host's model is compared at the
+spectator's seq exactly. The host's connection follows
 the room from its join snapshot through :class:`clients.model.RoomModel` (the client library's
 reducer, SPEC.md 10.7); after the drawn number of turns a spectator's snapshot is compared with
 it, and with the HTTP API's snapshot. Every frame of either connection (and the HTTP snapshot)
@@ -23,7 +27,7 @@ import httpx
 import msgpack
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from procs import ServerProcess, StartServer
 from wsclient import WsClient
@@ -75,12 +79,16 @@ class Follower:
         self.done = 0  # frames read so far
         self.model: RoomModel | None = None
 
-    def sync(self) -> RoomModel | None:
+    def sync(self, upto: int | None = None) -> RoomModel | None:
+        """Apply the frames received since the last call; with ``upto``, stop before the first
+        event above that seq (computers may have moved since), so the model is at ``upto``."""
         frames = self.client.frames
         while self.done < len(frames):
             frame = frames[self.done]
-            self.done += 1
             message = decode_server(frame, self.encoding)
+            if upto is not None and isinstance(message, pm.Event) and message.seq > upto:
+                break
+            self.done += 1
             assert_complete(raw(frame), message, f"{self.client.name} {message}")
             if isinstance(message, pm.Snapshot):
                 self.model = RoomModel.from_snapshot(message)
@@ -96,9 +104,14 @@ PERSON = st.fixed_dictionaries(
         "box": st.integers(0, 12),
     }
 )
+LEVELS = st.sampled_from([level.value for level in pm.Level])
 GAMES = st.fixed_dictionaries(
     {
         "people": st.integers(1, 3),
+        "computers": st.lists(LEVELS, max_size=2),
+        "computers_by": st.sampled_from(["create_room", "add_computer"]),
+        "computer_removed": st.booleans(),  # one more added, then removed in the lobby
+        "computer_delay_ms": st.sampled_from([0, 30]),
         "rules": st.sampled_from(["yahtzee", "yatzy"]),
         "first_player": st.sampled_from(["roll_off", "seat_order", "random"]),
         "bonus_turn": st.sampled_from(["off", "on"]),
@@ -107,7 +120,16 @@ GAMES = st.fixed_dictionaries(
         "spectator_encoding": st.sampled_from(["json", "msgpack"]),
         "turns": st.lists(PERSON, max_size=40),
     }
-)
+).map(lambda plan: official_rules_with_computers(plan))
+
+
+def official_rules_with_computers(plan: dict[str, Any]) -> dict[str, Any]:
+    """Computers play from the strategy table of their room's rules; the session builds the
+    official rules' table once (``official_table``), so a game with computers (seated or only
+    added and removed) is played under them rather than waiting minutes for another table."""
+    if plan["computers"] or plan["computer_removed"]:
+        return {**plan, "rules": "yahtzee", "bonus_turn": "off"}
+    return plan
 
 
 async def play(server: ServerProcess, plan: dict[str, Any]) -> None:
@@ -118,9 +140,10 @@ async def play(server: ServerProcess, plan: dict[str, Any]) -> None:
     clients = list(people)
     try:
         host = people[0]
+        at_create = plan["computers"] if plan["computers_by"] == "create_room" else []
         created = await host.ok(
             "create_room",
-            seats=plan["people"],
+            seats=plan["people"] + len(plan["computers"]) + plan["computer_removed"],
             public=False,
             turn_seconds=plan["turn_seconds"],
             options={
@@ -128,15 +151,19 @@ async def play(server: ServerProcess, plan: dict[str, Any]) -> None:
                 "first_player": plan["first_player"],
                 "bonus_turn": plan["bonus_turn"],
             },
+            computers=[{"level": level, "name": None} for level in at_create],
+            computer_delay_ms=plan["computer_delay_ms"],
         )
         room, invite = created["result"]["room"], created["result"]["invite_code"]
-        for i, person in enumerate(people):
+        await host.join(room, "P0", invite_code=invite, seed="seed 0")
+        await seat_computers(host, plan)
+        for i, person in enumerate(people[1:], start=1):
             await person.join(room, f"P{i}", invite_code=invite, seed=f"seed {i}")
         by_player = {p.player: p for p in people}
         follower = Follower(host)
         await host.ok("start")
         for turn in plan["turns"]:
-            model = await host.wait_for(
+            model = await host.wait_for(  # computers move on their own meanwhile
                 lambda: (
                     (m := follower.sync()) is not None
                     and (m.current_player in by_player or m.status.value == "finished")
@@ -156,13 +183,17 @@ async def play(server: ServerProcess, plan: dict[str, Any]) -> None:
         assert snapshot_model is not None
         assert snapshot_model.seq == watching["seq"]
         followed = await host.wait_for(
-            lambda: (m := follower.sync()) is not None and m.seq >= watching["seq"] and m
-        )
-        # the host's model may be ahead only by the coalesced spectator count
-        assert followed.seq == watching["seq"] or all(
-            e["type"] == "spectators" for e in host.events if e["seq"] > watching["seq"]
+            lambda: (
+                (m := follower.sync(upto=watching["seq"])) is not None
+                and m.seq == watching["seq"]
+                and m
+            )
         )
         assert model_state(followed) == model_state(snapshot_model)
+        levels = sorted(p.computer.value for p in followed.players if p.computer is not None)
+        assert levels == sorted(plan["computers"])
+        moved = {e["player"] for e in host.events if e["type"] == "rolled"} - set(by_player)
+        event(f"computers that rolled: {len(moved)}")
         # the HTTP API's snapshot (13.3) carries the same fields and, at the same seq, the same
         # state
         async with httpx.AsyncClient() as http:
@@ -178,6 +209,18 @@ async def play(server: ServerProcess, plan: dict[str, Any]) -> None:
     finally:
         for client in clients:
             await client.close()
+
+
+async def seat_computers(host: WsClient, plan: dict[str, Any]) -> None:
+    """The host seats the computers not seated by ``create_room`` and, if drawn, adds one more
+    and removes it (its seat is freed, the players above move down: SPEC.md 6.17)."""
+    if plan["computer_removed"]:
+        added = await host.ok("add_computer", level="easy", name=None)
+        await host.ok("remove_computer", player=added["result"]["player"])
+    if plan["computers_by"] == "add_computer":
+        for level in plan["computers"]:
+            added = await host.ok("add_computer", level=level, name=None)
+            assert added["result"]["player"] not in (None, host.player)
 
 
 async def play_turn(client: WsClient, turn: dict[str, Any]) -> None:
@@ -207,6 +250,7 @@ def server(start_server: StartServer) -> ServerProcess:
     return start_server(env={"YAHTZEE_ROOMS_PER_MINUTE_PER_ADDRESS": "100000"})
 
 
+@pytest.mark.usefixtures("official_table")
 @settings(
     max_examples=25,
     deadline=None,
