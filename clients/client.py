@@ -446,7 +446,7 @@ class Client:
                     last_seq=last_seq,
                 )
             try:
-                await self._request(command, ws=ws)
+                resumed = await self._request(command, ws=ws)
             except CommandError as exc:
                 log.warning("could not resume room %s: %s", session.room, exc)
                 if exc.code in ("bad_token", "room_not_found"):
@@ -454,12 +454,30 @@ class Client:
                 else:
                     await self._reconnect_now(ws, "resume failed")
                     return
+            else:
+                self._answer_entering(command, resumed)
         self._set_status("connected")
         self._ready.set()
         for pending in list(self._pending.values()):
             if pending.sent_on != number and not pending.future.done():
                 pending.sent_on = number
                 await self._send(ws, pending.command)
+
+    def _answer_entering(self, resume: Command, resumed: Ack) -> None:
+        """The ``resume`` command (a ``rejoin`` or ``spectate``) just entered the session's
+        room: the same kind of command for that room, still waiting for its ack since the lost
+        connection, is answered by the resume's ack. Sent again, it would be refused with
+        ``already_in_room``."""
+        for pending in list(self._pending.values()):
+            command = pending.command
+            if (
+                type(command) is type(resume)
+                and isinstance(command, Rejoin | Spectate)
+                and isinstance(resume, Rejoin | Spectate)
+                and command.room == resume.room
+                and not pending.future.done()
+            ):
+                pending.future.set_result(resumed)
 
     async def _reconnect_now(self, ws: ClientConnection, reason: str) -> None:
         """Close this connection on purpose so that the supervisor opens a fresh one."""

@@ -47,6 +47,8 @@ class Peer:
     """A scripted server: records commands, answers hello/spectate/rejoin, maybe pings."""
 
     answer_pings: bool = True
+    #: the first spectate's ack is "lost" (the connection drops before it is sent)
+    lose_first_spectate: bool = False
     connections: list[ServerConnection] = field(default_factory=list)
     commands: list[object] = field(default_factory=list)
     connected: asyncio.Queue[ServerConnection] = field(default_factory=asyncio.Queue)
@@ -64,6 +66,7 @@ class Peer:
         )
         await ws.send(encode(welcome, Encoding.MSGPACK))
         await self.connected.put(ws)
+        entered = False  # like the server: a connection in a room refuses to enter another
         async for frame in ws:
             command = decode_client(frame, Encoding.MSGPACK)
             self.commands.append(command)
@@ -77,11 +80,23 @@ class Peer:
                 v10_ack = {"type": "ack", "id": command.id, "seq": None, "result": {}}
                 await ws.send(msgpack.packb(v10_ack))
             elif isinstance(command, Spectate):
-                await ws.send(encode(make_ack(command, seq=None), Encoding.MSGPACK))
+                if (
+                    self.lose_first_spectate
+                    and self.commands.count(command) == 1
+                    and (sum(isinstance(c, Spectate) for c in self.commands) == 1)
+                ):
+                    continue
+                reply: Message = (
+                    make_error("already_in_room", command.id)
+                    if entered
+                    else make_ack(command, seq=None)
+                )
+                entered = True
+                await ws.send(encode(reply, Encoding.MSGPACK))
             elif isinstance(command, ListRooms):
                 # Refuse the first attempt of each id as rate limited, accept the second.
                 if self.commands.count(command) == 1:
-                    reply: Message = make_error("rate_limited", command.id)
+                    reply = make_error("rate_limited", command.id)
                 else:
                     reply = make_ack(command, ListRoomsResult(rooms=()))
                 await ws.send(encode(reply, Encoding.MSGPACK))
@@ -210,6 +225,28 @@ async def test_a_join_whose_ack_was_lost_is_resent_with_its_id_and_join_key(peer
         assert first.join_key
         assert resent == first  # same id and join_key: the server gives the same seat back
         assert (result.player, client.token) == ("p1", "t1")
+    finally:
+        await client.close()
+
+
+async def test_a_spectate_whose_ack_was_lost_is_answered_by_the_resume(peer: Peer) -> None:
+    # The connection drops after `spectate` was sent and before its ack: the reconnect's resume
+    # enters the room; the first spectate must not be sent again (`already_in_room`).
+    peer.lose_first_spectate = True
+    client = Client(peer.url, backoff=FAST, heartbeat=False)
+    await client.connect()
+    try:
+        watching = asyncio.create_task(client.spectate("r1"))
+        async with asyncio.timeout(10):
+            first = await peer.next_command(Spectate)
+            await client.drop_connection()
+            resumed = await peer.next_command(Spectate)
+            await watching  # answered, not refused
+        assert isinstance(first, Spectate)
+        assert isinstance(resumed, Spectate)
+        assert resumed.id != first.id
+        assert resumed.room == first.room == "r1"
+        assert [c for c in peer.commands if isinstance(c, Spectate)] == [first, resumed]
     finally:
         await client.close()
 
