@@ -129,7 +129,7 @@ def sandbox_example(language: str) -> str:
         section = text[text.index("### 13.15") : text.index("## 14. Versioning")]
     else:
         text = (ROOT / "protocol" / "SPEC-REFERENCE.md").read_text(encoding="utf-8")
-        section = text[text.index('<a id="r13-14">') :]
+        section = text[text.index('<a id="r13-15">') :]
     found = re.search(rf"```{language}\n(.*?)```", section, flags=re.S)
     assert found is not None, f"no {language} example in SPEC.md 13.15"
     return found.group(1)
