@@ -113,6 +113,20 @@ class Settings:
     #: on the protocol's small frames.
     per_message_deflate: bool = field(default=False, metadata=_env("YAHTZEE_DEFLATE"))
     log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
+    #: Quick play: after this many seconds in the queue, the seats no person took are filled
+    #: with computers (for a player who accepts them).
+    quick_play_computers_after_seconds: float = field(
+        default=30.0, metadata=_env("YAHTZEE_QUICK_PLAY_COMPUTER_AFTER_SECONDS")
+    )
+    #: Quick play: how often each process renews its waiting players, delivers their matches
+    #: and matches their queues.
+    quick_play_poll_seconds: float = field(
+        default=0.5, metadata=_env("YAHTZEE_QUICK_PLAY_POLL_SECONDS")
+    )
+    #: Quick play: a waiting player whose process stopped renewing it leaves after this long.
+    quick_play_ttl_seconds: float = field(
+        default=15.0, metadata=_env("YAHTZEE_QUICK_PLAY_TTL_SECONDS")
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -76,4 +76,8 @@ def start_loops(rt: Runtime) -> list[asyncio.Task[None]]:
             _every(rt, "spectators", SPECTATOR_COUNT_SECONDS, rt.upkeep.flush_spectator_counts),
             name="spectator-counts",
         ),
+        asyncio.create_task(
+            _every(rt, "quickplay", rt.settings.quick_play_poll_seconds, rt.quickplay.tick),
+            name="quick-play",
+        ),
     ]

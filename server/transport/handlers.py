@@ -17,6 +17,7 @@ import msgspec
 
 import protocol.messages as pm
 from protocol.errors import ErrorCode, make_error
+from protocol.types import Level
 from server import game
 from server.boundary import translate, views
 from server.domain import room, roomlist
@@ -29,6 +30,7 @@ from server.service.outcomes import (
     ServiceError,
     UnavailableError,
 )
+from server.service.quickplay import Matched, News, Status
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.connection import TokenBucket
@@ -334,6 +336,60 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     return Handled(pm.make_ack(command, result, seq=out.seq))
 
 
+# -- quick play ---------------------------------------------------------------------------------
+
+
+async def _quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """Queue the connection's remembered player (SPEC 6.20); news arrive as messages."""
+    assert isinstance(command, pm.QuickPlay)
+    _require_free(ctx)
+    if ctx.credential is None:
+        raise ServiceError(
+            ErrorCode.IDENTITY_REQUIRED, "quick play needs a remembered player: send a player token"
+        )
+    who = await _remembered(ctx)
+    assert who is not None
+    send = ctx.send
+    queued = await ctx.rt.quickplay.enqueue(
+        ctx.conn_id, who.player, who.name, seats=command.seats, rules=command.rules.value,
+        computers=command.computers, notify=lambda news: send(quick_play_message(news)),
+    )  # fmt: skip
+    result = pm.QuickPlayResult(
+        position=queued.position,
+        window=queued.window,
+        rating=queued.rating,
+        computers_after_ms=queued.computers_after_ms,
+    )
+    return _ack(ctx, command, result)
+
+
+def quick_play_message(news: News) -> pm.QuickPlayStatus | pm.QuickPlayMatched:
+    """The wire message of a quick-play waiter's news."""
+    if isinstance(news, Status):
+        return pm.QuickPlayStatus(
+            position=news.position, waiting=news.waiting, window=news.window,
+            waited_ms=news.waited_ms,
+        )  # fmt: skip
+    assert isinstance(news, Matched)
+    return pm.QuickPlayMatched(
+        room=news.room,
+        invite_code=news.invite,
+        player=news.player,
+        seat=news.seat,
+        token=news.token,
+        opponents=news.opponents,
+        computers=tuple(
+            pm.ComputerSeat(level=Level(level), name=name) for level, name in news.computers
+        ),
+        waited_ms=news.waited_ms,
+    )
+
+
+async def _cancel_quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
+    await ctx.rt.quickplay.cancel(ctx.conn_id)
+    return _ack(ctx, command)
+
+
 # -- play -----------------------------------------------------------------------------------------
 
 
@@ -366,4 +422,6 @@ _HANDLERS: dict[type[pm.ClientMessage], Handler] = {
     pm.RemoveComputer: _remove_computer,
     pm.Hint: _hint,
     pm.OfferRematch: _offer_rematch,
+    pm.QuickPlay: _quick_play,
+    pm.CancelQuickPlay: _cancel_quick_play,
 }
