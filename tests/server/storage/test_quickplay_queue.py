@@ -21,7 +21,9 @@ def entry(ticket: str, identity: str, at: int = 0, rating: float | None = None) 
                       enqueued_ms=at, computers=True)  # fmt: skip
 
 
-async def test_a_player_queues_once_across_every_queue(redis_client: Any, redis_prefix: str) -> None:
+async def test_a_player_queues_once_across_every_queue(
+    redis_client: Any, redis_prefix: str
+) -> None:
     queue = QuickPlayQueue(redis_client, redis_prefix)
     assert await queue.enqueue(Q2, entry("t1", "ann"), 0) == 1
     assert await queue.enqueue(Q2, entry("t2", "bob", at=5), 5) == 2
@@ -39,7 +41,8 @@ async def test_a_group_is_claimed_whole_or_not_at_all(redis_client: Any, redis_p
     assert not await queue.claim(Q2, ["t1", "t2"])  # t1 is taken: t2 stays queued
     assert [e.ticket for e in await queue.snapshot(Q2, 10, 60_000)] == ["t2"]
     _, news = await queue.poll(Q2, ["t0", "t2"], 10)
-    assert news[0].pending and news[1].position == 1
+    assert news[0].pending
+    assert news[1].position == 1
 
 
 async def test_concurrent_claims_of_overlapping_groups_match_nobody_twice(
@@ -73,6 +76,7 @@ async def test_a_delivered_match_is_read_once(redis_client: Any, redis_prefix: s
     assert await queue.claim(Q2, ["t1"])
     await queue.deliver({"t1": b'{"room":"r-1"}'})
     size, news = await queue.poll(Q2, ["t1"], 1)
-    assert size == 0 and news[0].match == b'{"room":"r-1"}'
+    assert size == 0
+    assert news[0].match == b'{"room":"r-1"}'
     _, news = await queue.poll(Q2, ["t1"], 2)
     assert news[0].gone
