@@ -160,7 +160,7 @@ class QuickPlay:
             computers=computers,
         )
         queue = queue_name(rules, seats)
-        position = await self.queue.enqueue(queue, entry, now)
+        position = await self.queue.enqueue(queue, entry, now, self.timing.ttl_ms)
         if position is None:
             raise ServiceError(ErrorCode.ALREADY_QUEUED, "this player waits in quick play already")
         self.waiters[conn_id] = _Waiter(conn_id, queue, seats, rules, entry, notify, now)
@@ -213,7 +213,7 @@ class QuickPlay:
                 self._hand_over(waiter, _decode_matched(item.match))
             elif item.gone and self.waiters.get(waiter.conn_id) is waiter:
                 # expired (this process stalled) or its match was lost: queue it again
-                await self.queue.enqueue(queue, waiter.entry, now)
+                await self.queue.enqueue(queue, waiter.entry, now, self.timing.ttl_ms)
             elif item.position is not None and now - waiter.status_at_ms >= self._every:
                 waiter.status_at_ms = now
                 window = round(self.policy.window(_candidate(waiter.entry), now))
@@ -270,7 +270,7 @@ class QuickPlay:
         except Exception:
             log.warning("quick play room failed; the group is queued again", exc_info=True)
             for entry in members:
-                await self.queue.enqueue(queue, entry, self.clock())
+                await self.queue.enqueue(queue, entry, self.clock(), self.timing.ttl_ms)
             return
         await self.queue.deliver({t: _encode(m) for t, m in matches.items()})
         local = {w.entry.ticket: w for w in self.waiters.values()}

@@ -86,11 +86,13 @@ class QuickPlayQueue:
         b = self.base
         return [f"{b}:q:{queue}", f"{b}:tickets", f"{b}:alive", f"{b}:who", f"{b}:matched"]
 
-    async def enqueue(self, queue: str, entry: QueueEntry, now_ms: int) -> int | None:
+    async def enqueue(
+        self, queue: str, entry: QueueEntry, now_ms: int, ttl_ms: int = 15_000
+    ) -> int | None:
         """Queue ``entry``: its position (1: the longest waiting), or None when its player is
-        queued already (in any queue)."""
+        queued already (in any queue, with a ticket renewed in the last ``ttl_ms``)."""
         keys = self._keys(queue)[:4]
-        args = [entry.ticket, entry.identity, _encode(entry), entry.enqueued_ms, now_ms]
+        args = [entry.ticket, entry.identity, _encode(entry), entry.enqueued_ms, now_ms, ttl_ms]
         queued, value = await self._enqueue(keys=keys, args=args)
         return int(value) if int(queued) == 1 else None
 

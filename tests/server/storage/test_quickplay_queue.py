@@ -70,6 +70,16 @@ async def test_tickets_nobody_renews_expire(redis_client: Any, redis_prefix: str
     assert await queue.enqueue(Q3, entry("t3", "ann"), 16_000) == 1  # ann may queue again
 
 
+async def test_a_ticket_its_process_stopped_renewing_does_not_block_its_player(
+    redis_client: Any, redis_prefix: str
+) -> None:
+    queue = QuickPlayQueue(redis_client, redis_prefix)
+    await queue.enqueue(Q2, entry("t1", "ann"), 0, ttl_ms=15_000)
+    assert await queue.enqueue(Q3, entry("t2", "ann"), 14_000, ttl_ms=15_000) is None
+    assert await queue.enqueue(Q3, entry("t2", "ann"), 15_000, ttl_ms=15_000) == 1
+    assert [e.ticket for e in await queue.snapshot(Q2, 15_000, 15_000)] == []  # dropped
+
+
 async def test_a_delivered_match_is_read_once(redis_client: Any, redis_prefix: str) -> None:
     queue = QuickPlayQueue(redis_client, redis_prefix)
     await queue.enqueue(Q2, entry("t1", "ann"), 0)
