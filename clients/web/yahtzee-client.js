@@ -180,7 +180,8 @@ export class YahtzeeClient {
   }
 
   /**
-   * Subscribe to "snapshot", "event", "state", "resume-failed", "ended" or "notice".
+   * Subscribe to "snapshot", "event", "state", "resume-failed", "ended" or "notice"; (v1.4)
+   * "quick-play-queued", "quick-play-status" and "quick-play-matched" (see `quickPlay`).
    * @param {string} name
    * @param {(value: any) => void} handler
    * @returns {() => void} unsubscribe
