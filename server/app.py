@@ -41,7 +41,7 @@ from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
 from server.players import Players
 from server.service.facade import Rooms
-from server.service.quickplay import QuickPlay, RatingLookup, Timing
+from server.service.quickplay import QuickPlay, RatingLookup, SimulatedRatings, Timing
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -289,6 +289,8 @@ def create_app(
         rt = _runtime(settings, url, embedded)
         if ratings is not None:
             rt.quickplay.ratings = ratings
+        elif settings.quick_play_simulated_ratings:
+            rt.quickplay.ratings = SimulatedRatings()
         lobby = Lobby(
             lambda: http.lobby_body(rt),
             on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),

@@ -127,6 +127,11 @@ class Settings:
     quick_play_ttl_seconds: float = field(
         default=15.0, metadata=_env("YAHTZEE_QUICK_PLAY_TTL_SECONDS")
     )
+    #: Quick play, benchmarks only: ratings drawn from the player ids (normal, 1500 +- 200)
+    #: instead of the real ones, so a load test of fresh guests has ratings to match.
+    quick_play_simulated_ratings: bool = field(
+        default=False, metadata=_env("YAHTZEE_QUICK_PLAY_SIMULATED_RATINGS")
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,7 +51,9 @@ __all__ = [
     "Queued",
     "QuickPlay",
     "RatingLookup",
+    "SimulatedRatings",
     "Status",
+    "simulated_rating",
 ]
 
 log = logging.getLogger("yahtzee.quickplay")
@@ -66,6 +70,23 @@ class NoRatings:
 
     async def rating_of(self, player_id: str, family: str) -> float | None:
         return None
+
+
+class SimulatedRatings:
+    """Benchmarks and demos only (``YAHTZEE_QUICK_PLAY_SIMULATED_RATINGS=1``): a rating drawn
+    from the player id, normal around 1500 with a deviation of 200, so that a load test with
+    fresh guests has ratings to match; ``clients/bench/quickplay.py`` computes the same."""
+
+    async def rating_of(self, player_id: str, family: str) -> float | None:
+        return simulated_rating(player_id)
+
+
+def simulated_rating(player_id: str) -> float:
+    """The rating :class:`SimulatedRatings` gives ``player_id`` (Box-Muller over its SHA-256)."""
+    digest = hashlib.sha256(player_id.encode()).digest()
+    u1 = (int.from_bytes(digest[:8], "big") + 1) / 2**64
+    u2 = int.from_bytes(digest[8:16], "big") / 2**64
+    return round(1500 + 200 * math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2), 1)
 
 
 @dataclass(frozen=True, slots=True)

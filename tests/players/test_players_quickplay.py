@@ -175,3 +175,26 @@ async def test_a_killed_process_s_players_expire_from_the_queue(
     finally:
         await back.close()
         await ann.close()
+
+
+async def test_the_load_figure_at_tiny_size_matches_everyone_exactly_once(
+    start_server: StartServer,
+) -> None:
+    from clients.bench.quickplay import run, simulated_rating, summarize
+    from server.service.quickplay import simulated_rating as server_rating
+
+    assert simulated_rating("p1a2b3") == server_rating("p1a2b3")  # the bench's formula
+    env = {
+        **FAST,
+        "YAHTZEE_QUICK_PLAY_SIMULATED_RATINGS": "1",
+        "YAHTZEE_QUICK_PLAY_COMPUTER_AFTER_SECONDS": "3",
+        "YAHTZEE_PLAYERS_PER_HOUR": "100000",
+    }
+    one, two = start_server(env), start_server(env)
+    outcomes = await run([one.ws, two.ws], players=16, seconds=2.0, seats=2)
+    summary = summarize(outcomes, 2)
+    print("\n".join(summary.lines()))
+    assert [o.error for o in outcomes if o.error] == []
+    assert summary.matched_once == 16
+    assert summary.seat_collisions == 0
+    assert summary.rooms_full == summary.rooms
