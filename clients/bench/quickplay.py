@@ -12,7 +12,8 @@ guests allowed in bulk (``YAHTZEE_PLAYERS_PER_HOUR``)::
 Each player makes a guest on its server (``POST /players``), connects at its arrival time,
 sends ``quick_play`` and, once matched, takes its seat (``rejoin``) and leaves at once, so the
 rooms end instead of being played by the absent-player rule. Waits are measured by the client,
-from ``quick_play`` sent to ``quick_play_matched`` received.
+from the first ``quick_play`` sent to ``quick_play_matched`` received; a retryable refusal
+(``unavailable``) of ``hello`` or ``quick_play`` is resent after a pause and counted.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class Outcome:
     matches: list[dict[str, Any]] = field(default_factory=list)
     wait: float | None = None
     error: str | None = None
+    retries: int = 0
+    #: when its first ``quick_play`` was sent (monotonic)
+    queued_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -136,8 +140,11 @@ def _http_of(ws_url: str) -> str:
     )
 
 
-async def _guest(http: httpx.AsyncClient, base: str, name: str) -> tuple[str, str]:
-    reply = await http.post(f"{base}/players", json={"name": name})
+async def _guest(
+    http: httpx.AsyncClient, base: str, name: str, gate: asyncio.Semaphore
+) -> tuple[str, str]:
+    async with gate:  # a few at a time: the guests are made before the clock starts
+        reply = await http.post(f"{base}/players", json={"name": name})
     reply.raise_for_status()
     body = reply.json()
     return body["player"], body["token"]
@@ -148,20 +155,15 @@ async def _play(url: str, token: str, outcome: Outcome, at: float, start: float,
     await asyncio.sleep(max(0.0, start + at - time.monotonic()))  # its arrival time
     try:
         async with websockets.connect(url, subprotocols=["yahtzee.v1.json"]) as ws:  # type: ignore[list-item]
-            await ws.send(json.dumps({"type": "hello", "id": "h", "player_token": token}))
-            await ws.send(json.dumps({"type": "quick_play", "id": "q", "seats": seats,
-                                      "rules": rules, "computers": True}))  # fmt: skip
-            sent = time.monotonic()
             async with asyncio.timeout(TIMEOUT):
-                async for frame in ws:
-                    message = json.loads(frame)
-                    if message["type"] == "error":
-                        outcome.error = message["code"]
-                        return
+                await _queue(ws, token, seats, rules, outcome)
+                if outcome.error is not None:
+                    return
+                while not outcome.matches:
+                    message = json.loads(await ws.recv())
                     if message["type"] == "quick_play_matched":
-                        outcome.wait = time.monotonic() - sent
                         outcome.matches.append(message)
-                        break
+                outcome.wait = time.monotonic() - outcome.queued_at
                 match = outcome.matches[0]
                 await ws.send(json.dumps({"type": "rejoin", "id": "r", "room": match["room"],
                                           "token": match["token"]}))  # fmt: skip
@@ -176,15 +178,50 @@ async def _play(url: str, token: str, outcome: Outcome, at: float, start: float,
         outcome.error = type(exc).__name__
 
 
+async def _queue(ws: Any, token: str, seats: int, rules: str, outcome: Outcome) -> None:
+    """``hello`` with the token, then ``quick_play``; a retryable refusal (``unavailable``: the
+    identities' database busy) is resent after a pause, as a client should."""
+    commands = [
+        {"type": "hello", "id": "h", "player_token": token},
+        {"type": "quick_play", "id": "q", "seats": seats, "rules": rules, "computers": True},
+    ]
+    for command in commands:
+        for attempt in range(8):
+            if command["type"] == "quick_play" and attempt == 0:
+                outcome.queued_at = time.monotonic()
+            await ws.send(json.dumps(command))
+            reply = await _reply(ws, command["id"], outcome)
+            if reply["type"] == "ack":
+                break
+            if not reply["retryable"] or attempt == 7:
+                outcome.error = f"{command['type']}: {reply['code']}"
+                return
+            outcome.retries += 1
+            await asyncio.sleep(0.2 * 2**attempt)
+
+
+async def _reply(ws: Any, command_id: str, outcome: Outcome) -> dict[str, Any]:
+    """The reply to ``command_id`` (a match that comes first is kept)."""
+    async for frame in ws:
+        message: dict[str, Any] = json.loads(frame)
+        if message["type"] == "quick_play_matched":
+            outcome.matches.append(message)
+        elif message.get("id") == command_id:
+            return message
+    raise ConnectionError("closed before the reply")
+
+
 async def run(urls: list[str], players: int, seconds: float, seats: int = 2,
               rules: str = "yahtzee", seed: int = 1) -> list[Outcome]:  # fmt: skip
     """Make ``players`` guests over ``urls`` (player i on url i mod n), let them arrive
     uniformly at random within ``seconds`` and quick-play; what each saw."""
     rng = random.Random(seed)
     tag = rng.randrange(10**6)
+    gate = asyncio.Semaphore(8)
     async with httpx.AsyncClient(timeout=30) as http:
         made = await asyncio.gather(*(
-            _guest(http, _http_of(urls[i % len(urls)]), f"Qb{tag} {i}") for i in range(players)
+            _guest(http, _http_of(urls[i % len(urls)]), f"Qb{tag} {i}", gate)
+            for i in range(players)
         ))  # fmt: skip
     outcomes = [Outcome(player, simulated_rating(player)) for player, _ in made]
     start = time.monotonic()
@@ -211,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
           f"server(s), {args.seats} seats")  # fmt: skip
     for line in summary.lines():
         print(line)
+    print(f"retried after a retryable refusal: {sum(o.retries for o in outcomes)} commands")
     errors = [o.error for o in outcomes if o.error]
     if errors:
         print(f"errors: {len(errors)} ({', '.join(sorted(set(errors)))})")
