@@ -181,7 +181,7 @@ async def _play(url: str, token: str, outcome: Outcome, at: float, start: float,
 async def _queue(ws: Any, token: str, seats: int, rules: str, outcome: Outcome) -> None:
     """``hello`` with the token, then ``quick_play``; a retryable refusal (``unavailable``: the
     identities' database busy) is resent after a pause, as a client should."""
-    commands = [
+    commands: list[dict[str, Any]] = [
         {"type": "hello", "id": "h", "player_token": token},
         {"type": "quick_play", "id": "q", "seats": seats, "rules": rules, "computers": True},
     ]

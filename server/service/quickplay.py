@@ -207,9 +207,13 @@ class QuickPlay:
             raise ServiceError(ErrorCode.NOT_QUEUED, "not waiting in quick play")
         self.waiters.pop(conn_id, None)
 
+    def is_waiting(self, conn_id: str) -> bool:
+        """Whether the connection waits in a queue (on this process)."""
+        return conn_id in self.waiters
+
     async def disconnected(self, conn_id: str) -> None:
-        """The connection closed: its player leaves the queue (a lost call: the ticket expires
-        once nobody renews it)."""
+        """The connection closed (or entered a room): its player leaves the queue (a lost call:
+        the ticket expires once nobody renews it)."""
         waiter = self.waiters.pop(conn_id, None)
         if waiter is not None:
             await self.queue.cancel(waiter.queue, waiter.entry.ticket)

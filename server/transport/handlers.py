@@ -107,7 +107,7 @@ def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
 async def _hello(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Hello)
     if not isinstance(command.player_token, msgspec.UnsetType):
-        ctx.credential, ctx.identity = command.player_token, None
+        ctx.credential, ctx.identity, ctx.identity_name = command.player_token, None, None
     if ctx.credential is None:
         return _ack(ctx, command)
     who = await _remembered(ctx)
@@ -126,7 +126,7 @@ async def _remembered(ctx: Context) -> pm.RememberedPlayer | None:
         identity = await players.identity_of(ctx.credential)
     except IdentityError as exc:
         raise ServiceError(exc.code, exc.message) from None
-    ctx.identity = identity.id
+    ctx.identity, ctx.identity_name = identity.id, identity.name
     return pm.RememberedPlayer(player=identity.id, name=identity.name)
 
 
@@ -347,11 +347,14 @@ async def _quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
         raise ServiceError(
             ErrorCode.IDENTITY_REQUIRED, "quick play needs a remembered player: send a player token"
         )
-    who = await _remembered(ctx)
-    assert who is not None
+    if ctx.identity is None or ctx.identity_name is None:
+        await _remembered(ctx)  # else resolved by `hello` already: no database call
+    assert ctx.identity is not None
+    assert ctx.identity_name is not None
     send = ctx.send
     queued = await ctx.rt.quickplay.enqueue(
-        ctx.conn_id, who.player, who.name, seats=command.seats, rules=command.rules.value,
+        ctx.conn_id, ctx.identity, ctx.identity_name, seats=command.seats,
+        rules=command.rules.value,
         computers=command.computers, notify=lambda news: send(quick_play_message(news)),
     )  # fmt: skip
     result = pm.QuickPlayResult(

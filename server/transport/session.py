@@ -320,6 +320,8 @@ class Session:
             held, self._held = self._held, None
         if handled.enter is not None:
             self.ctx.member = handled.enter
+            if self.rt.quickplay.is_waiting(self.conn_id):
+                await self._leave_queue()  # a player at a table waits for no other game
         sent = self._send(handled.reply)
         # Room events that came while the command ran follow its reply, if it entered the room;
         # a refused one's subscription was closed, and its retry subscribes anew.

@@ -198,3 +198,18 @@ async def test_the_load_figure_at_tiny_size_matches_everyone_exactly_once(
     assert summary.matched_once == 16
     assert summary.seat_collisions == 0
     assert summary.rooms_full == summary.rooms
+
+
+async def test_entering_a_room_while_waiting_leaves_the_queue(start_server: StartServer) -> None:
+    server = start_server(FAST)
+    ann = await guest(server, "Ann Joins")
+    other = await WsClient(server.ws, "json", "ann-other").connect()
+    try:
+        await ann.ok("quick_play", seats=2, computers=False)
+        room = (await ann.ok("create_room", seats=2, public=True))["result"]["room"]
+        await ann.join(room, "Ann")  # the join's ack comes after she left the queue
+        await other.ok("hello", player_token=ann.credential)  # type: ignore[attr-defined]
+        assert (await other.ok("quick_play", seats=2))["result"]["position"] == 1
+    finally:
+        await ann.close()
+        await other.close()
