@@ -122,8 +122,15 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from clients.tui import ComputerGame, PlayApp
+    from clients.tui import ComputerGame, PlayApp, QuickGame
 
+    quick = None
+    if args.quick:
+        if not 2 <= args.seats <= 4 or args.anonymous:
+            print("yahtzee play: --quick takes --seats 2 to 4, and a remembered player")
+            return 2
+        rules, computers = Rules(args.rules), not args.no_computers
+        quick = QuickGame(seats=args.seats, rules=rules, computers=computers)
     computer = None
     if args.computer is not None:
         if not 1 <= args.computers <= 7:
@@ -146,6 +153,7 @@ def _play(args: argparse.Namespace) -> int:
         invite_code=args.invite,
         computer=computer,
         player_file=None if args.anonymous else default_player_file(),
+        quick=quick,
     )
     app.run()
     return app.return_code or 0
@@ -229,6 +237,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     play.add_argument(
         "--no-hints", action="store_true", help="with --computer: a room without the advisor"
+    )
+    play.add_argument(
+        "--quick",
+        action="store_true",
+        help="quick play: wait for people of a similar rating (a remembered player; --seats, "
+        "--rules), computers filling the seats still open after the server's wait",
+    )
+    play.add_argument("--seats", type=int, default=2, help="with --quick: 2 to 4 (default 2)")
+    play.add_argument(
+        "--no-computers", action="store_true", help="with --quick: wait for people only"
     )
     play.add_argument(
         "--anonymous",

@@ -70,6 +70,8 @@ from protocol import (
     AddComputer,
     AddComputerResult,
     Box,
+    CancelQuickPlay,
+    CancelQuickPlayResult,
     CloseCode,
     Command,
     ComputerSeat,
@@ -101,6 +103,10 @@ from protocol import (
     OfferRematchResult,
     Ping,
     Pong,
+    QuickPlay,
+    QuickPlayMatched,
+    QuickPlayResult,
+    QuickPlayStatus,
     Rejoin,
     RejoinResult,
     Release,
@@ -247,6 +253,10 @@ class Client:
         self._ids = (f"{self._id_prefix()}{n}" for n in itertools.count(1))
         self._pending: dict[str, _Pending] = {}
         self._pongs: dict[str, asyncio.Future[None]] = {}
+        #: the wait of :meth:`quick_play`, and what it last heard of its queue
+        self._quick_play: asyncio.Future[QuickPlayMatched] | None = None
+        self.quick_play_status: QuickPlayStatus | None = None
+        self.quick_play_queued: QuickPlayResult | None = None
         self._ready = asyncio.Event()  # connected and resumed: commands may be sent
         self._closing = False
         self._events: asyncio.Queue[RoomUpdate | object] = asyncio.Queue()
@@ -334,6 +344,7 @@ class Client:
             if not fut.done():
                 fut.set_exception(exc)
         self._pongs.clear()
+        self._end_quick_play(exc)
         self._events.put_nowait(_END)
         self._notify()
 
@@ -388,6 +399,8 @@ class Client:
                     self._finish(ClientClosedError(f"connection closed (code {code})"))
                     return
                 self._set_status("reconnecting")
+                # the quick-play queue belonged to the lost connection
+                self._end_quick_play(CommandError("connection_lost", "the connection was lost"))
                 delay = next(delays)
                 if code == CloseCode.POLICY_VIOLATION:
                     delay = max(delay, _POLICY_PAUSE)
@@ -538,6 +551,14 @@ class Client:
             fut = self._pongs.get(message.id)
             if fut is not None and not fut.done():
                 fut.set_result(None)
+            return True
+        if isinstance(message, QuickPlayStatus):
+            self.quick_play_status = message
+            return True
+        if isinstance(message, QuickPlayMatched):
+            waiting = self._quick_play
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message)
             return True
         if isinstance(message, Snapshot | Event) and not self._wants(message.room):
             return True  # a room this client left (its last events may still come in)
@@ -887,6 +908,41 @@ class Client:
         result = await self._enter(session, command, RejoinResult)
         self.player, self.seat = result.player, result.seat
         return offer
+
+    async def quick_play(
+        self, seats: int = 2, rules: Rules = Rules.YAHTZEE, computers: bool = True
+    ) -> QuickPlayMatched:
+        """Quick play (v1.4; needs a remembered player, ``player_token``): wait in the queue
+        for ``seats`` and ``rules`` until a room is made, take the seat there (``rejoin``) and
+        return the match (its ``computers`` name the computers that filled open seats).
+        :attr:`quick_play_queued` is the ack's result, :attr:`quick_play_status` the last
+        news of the queue. Raises :class:`CommandError` (``identity_required``,
+        ``already_queued``, ...; ``cancelled`` after :meth:`cancel_quick_play`;
+        ``connection_lost``: the queue belongs to the connection)."""
+        waiting: asyncio.Future[QuickPlayMatched] = asyncio.get_running_loop().create_future()
+        self._quick_play, self.quick_play_status = waiting, None
+        try:
+            command = QuickPlay(id=self.next_id(), seats=seats, rules=rules, computers=computers)
+            self.quick_play_queued = await self._command(command, QuickPlayResult)
+            match = await waiting
+        finally:
+            if self._quick_play is waiting:
+                self._quick_play = None
+        session = _Session(room=match.room, token=match.token, invite_code=match.invite_code)
+        rejoin = Rejoin(id=self.next_id(), room=match.room, token=match.token)
+        result = await self._enter(session, rejoin, RejoinResult)
+        self.player, self.seat = result.player, result.seat
+        return match
+
+    async def cancel_quick_play(self) -> None:
+        """Leave the quick-play queue; a waiting :meth:`quick_play` raises ``cancelled``."""
+        await self._command(CancelQuickPlay(id=self.next_id()), CancelQuickPlayResult)
+        self._end_quick_play(CommandError("cancelled", "quick play was cancelled"))
+
+    def _end_quick_play(self, exc: BaseException) -> None:
+        waiting, self._quick_play = self._quick_play, None
+        if waiting is not None and not waiting.done():
+            waiting.set_exception(exc)
 
     async def ping(self) -> None:
         """An application round trip (waits for the ``pong``)."""

@@ -89,6 +89,7 @@ from protocol import (
     PlayerJoined,
     PlayerLeft,
     PlayerReconnected,
+    QuickPlayMatched,
     RematchOffered,
     Rolled,
     RollOff,
@@ -112,6 +113,7 @@ __all__ = [
     "ConfirmScreen",
     "LobbyScreen",
     "PlayApp",
+    "QuickGame",
     "TableScreen",
     "WatchApp",
     "advice_lines",
@@ -259,6 +261,26 @@ class ComputerGame:
     turn_seconds: int = 0
     public: bool = True
     hints: bool = True
+
+
+@dataclass(frozen=True)
+class QuickGame:
+    """``yahtzee play --quick``: wait for people of a similar rating (protocol 1.4; needs a
+    remembered player), computers filling the seats still open after the server's wait."""
+
+    seats: int = 2
+    rules: Rules = Rules.YAHTZEE
+    computers: bool = True
+
+
+def quick_match_text(match: QuickPlayMatched) -> str:
+    """What the player is told of a quick-play match: who, and whether computers filled."""
+    people = ", ".join(match.opponents) if match.opponents else "nobody else"
+    text = f"Matched after {match.waited_ms / 1000:.0f} s with {people}"
+    if match.computers:
+        levels = ", ".join(f"{c.name or 'a computer'} ({c.level.value})" for c in match.computers)
+        text += f"; computers filled the open seats: {levels}"
+    return text
 
 
 def client_app(node: DOMNode) -> _ClientApp:
@@ -1202,23 +1224,44 @@ class PlayApp(_ClientApp):
         invite_code: str | None = None,
         computer: ComputerGame | None = None,
         player_file: Path | None = None,
+        quick: QuickGame | None = None,
     ) -> None:
         super().__init__(url, player_file=player_file, name=name)
         self.player_name = name
         self.start_room = room
         self.invite_code = invite_code
         self.computer = computer
+        self.quick = quick
 
     async def on_mount(self) -> None:
         if not await self._connect():
             return
         await self.push_screen(LobbyScreen(self.player_name))
-        if self.computer is not None:
+        if self.quick is not None:
+            await self._play_quick(self.quick)
+        elif self.computer is not None:
             await self._play_computer(self.computer)
         elif self.start_room:
             await self._enter_room(
                 self.start_room, name=self.player_name, invite_code=self.invite_code
             )
+
+    async def _play_quick(self, game: QuickGame) -> None:
+        """Queue for quick play, then sit at the matched table."""
+        if self.guest is None:
+            self.exit(return_code=1, message="quick play needs a remembered player: a server "
+                      "with a database, and no --anonymous")  # fmt: skip
+            return
+        after = " (computers fill open seats after a while)" if game.computers else ""
+        self.notify(f"Looking for players... the window widens as you wait{after}", timeout=60)
+        try:
+            match = await self.client.quick_play(game.seats, game.rules, game.computers)
+        except (CommandError, ClientClosedError) as exc:
+            self.exit(return_code=1, message=f"quick play: {exc}")
+            return
+        self.notify(quick_match_text(match), timeout=15)
+        table = TableScreen(match.room, invite_code=match.invite_code, spectator=False)
+        await self.push_screen(table)
 
     async def _play_computer(self, game: ComputerGame) -> None:
         """Create a room with the computer players, sit down and start at once."""

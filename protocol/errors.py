@@ -74,6 +74,9 @@ class ErrorCode(enum.StrEnum):
     IDENTITY_LINKED = "identity_linked"
     PLAYER_NOT_FOUND = "player_not_found"
     GAME_NOT_FOUND = "game_not_found"
+    IDENTITY_REQUIRED = "identity_required"
+    ALREADY_QUEUED = "already_queued"
+    NOT_QUEUED = "not_queued"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -209,6 +212,18 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ErrorCode.GAME_NOT_FOUND: _service(
             "No archived game has this id, or it is private and the request is not one of its "
             "players' (v1.3)."
+        ),
+        ErrorCode.IDENTITY_REQUIRED: _service(
+            "The command needs a remembered player (v1.4): present a player token "
+            "(`hello.player_token` or `Authorization: Bearer`)."
+        ),
+        ErrorCode.ALREADY_QUEUED: _service(
+            "This player is already waiting in a quick-play queue (v1.4); "
+            "`cancel_quick_play` first."
+        ),
+        ErrorCode.NOT_QUEUED: _service(
+            "This connection is not waiting in a quick-play queue (v1.4): nothing to cancel "
+            "(it may have been matched a moment ago)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

@@ -25,8 +25,9 @@ Class map::
     +-- Command                     client -> server, carries `id`
     |   +-- Hello CreateRoom ListRooms GetRoom Join Rejoin Spectate
     |   +-- Leave Start Roll Hold Release Score TakeBonus AddComputer RemoveComputer Hint
-    |   +-- OfferRematch Ping
+    |   +-- OfferRematch QuickPlay CancelQuickPlay Ping
     +-- Welcome Ack Error Pong Snapshot      server -> client, not in the room log
+    +-- QuickPlayStatus QuickPlayMatched     server -> client, not in the room log (v1.4)
     +-- Event                       server -> client, carries `room` and `seq`
         +-- PlayerJoined PlayerLeft PlayerDisconnected PlayerReconnected HostChanged
         +-- GameStarted RollOff Rolled Held Scored BonusTaken TurnChanged GameOver Spectators
@@ -36,7 +37,7 @@ Class map::
         +-- HelloResult CreateRoomResult ListRoomsResult GetRoomResult JoinResult
         +-- RejoinResult SpectateResult LeaveResult StartResult RollResult HoldResult
         +-- ReleaseResult ScoreResult TakeBonusResult AddComputerResult RemoveComputerResult
-        +-- HintResult OfferRematchResult
+        +-- HintResult OfferRematchResult QuickPlayResult CancelQuickPlayResult
 
 Version 1.1 only added optional fields (with defaults, so v1.0 frames still decode), one
 error code and the `command` tag of ack results; version 1.2 added computer players, the
@@ -95,6 +96,8 @@ __all__ = [
     "AddComputer",
     "AddComputerResult",
     "BonusTaken",
+    "CancelQuickPlay",
+    "CancelQuickPlayResult",
     "ClientMessage",
     "Command",
     "ComputerSeat",
@@ -138,6 +141,10 @@ __all__ = [
     "PlayerView",
     "Pong",
     "PreviewEntry",
+    "QuickPlay",
+    "QuickPlayMatched",
+    "QuickPlayResult",
+    "QuickPlayStatus",
     "Rejoin",
     "RejoinResult",
     "Release",
@@ -895,6 +902,47 @@ class OfferRematchResult(Result, frozen=True, kw_only=True, tag="offer_rematch")
     ] = None
 
 
+QuickPlaySeats = Annotated[
+    int, Meta(ge=2, le=4, description="Seats of the quick-play game, 2..4 (v1.4).")
+]
+RatingWindow = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=100_000,
+        description="How far (rating points) an opponent's rating may be from the player's "
+        "now; it widens while the player waits.",
+    ),
+]
+QueuePosition = Annotated[
+    int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Place in the queue, 1: the longest waiting.")
+]
+
+
+class QuickPlayResult(Result, frozen=True, kw_only=True, tag="quick_play"):
+    """Result of `quick_play` (v1.4): the connection is queued; `quick_play_status` follows
+    while it waits, `quick_play_matched` once a room is made for it."""
+
+    position: QueuePosition
+    window: RatingWindow
+    rating: Annotated[
+        float | None,
+        Meta(description="The player's rating for these rules; null: unrated (1500 assumed)."),
+    ] = None
+    computers_after_ms: Annotated[
+        Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)] | None,
+        Meta(
+            description="After this long in the queue, open seats are filled with computers; "
+            "null: never (`computers` false)."
+        ),
+    ] = None
+
+
+class CancelQuickPlayResult(Result, frozen=True, kw_only=True, tag="cancel_quick_play"):
+    """Result of `cancel_quick_play` (v1.4): nothing but the tag; the connection left the
+    queue."""
+
+
 AckResult: TypeAlias = (
     HelloResult
     | CreateRoomResult
@@ -914,6 +962,8 @@ AckResult: TypeAlias = (
     | RemoveComputerResult
     | HintResult
     | OfferRematchResult
+    | QuickPlayResult
+    | CancelQuickPlayResult
 )
 """Any ack result object, discriminated by its `command`."""
 
@@ -1175,6 +1225,28 @@ class OfferRematch(Command, frozen=True, kw_only=True, tag="offer_rematch"):
     creates the rematch room, every offer seats its sender there."""
 
 
+class QuickPlay(Command, frozen=True, kw_only=True, tag="quick_play"):
+    """Wait for a game against players of a similar rating (v1.4; needs a remembered player,
+    `hello.player_token`): the connection is queued for `seats` and `rules` until
+    `quick_play_matched` names its room and seat."""
+
+    seats: QuickPlaySeats = 2
+    rules: Annotated[Rules, Meta(description="The rule set (and rating family) to play.")] = (
+        Rules.YAHTZEE
+    )
+    computers: Annotated[
+        bool,
+        Meta(
+            description="Fill seats still open after the server's wait with computers of a "
+            "level near the player's rating (`computers_after_ms` of the result)."
+        ),
+    ] = True
+
+
+class CancelQuickPlay(Command, frozen=True, kw_only=True, tag="cancel_quick_play"):
+    """Leave the quick-play queue (v1.4)."""
+
+
 class Ping(Command, frozen=True, kw_only=True, tag="ping"):
     """Application-level keepalive; answered by `pong` (not by `ack`)."""
 
@@ -1198,6 +1270,8 @@ ClientMessage: TypeAlias = (
     | RemoveComputer
     | Hint
     | OfferRematch
+    | QuickPlay
+    | CancelQuickPlay
     | Ping
 )
 """Any message a client may send."""
@@ -1286,6 +1360,51 @@ class Snapshot(Message, frozen=True, kw_only=True, tag="snapshot"):
     room: RoomId
     seq: Annotated[LastSeq, Meta(description="Seq of the last event included; 0 if none yet.")]
     state: Annotated[RoomState, Meta(description="The room at `seq`.")]
+
+
+class QuickPlayStatus(Message, frozen=True, kw_only=True, tag="quick_play_status"):
+    """The quick-play queue as the waiting player sees it (v1.4): sent only to a connection
+    that sent `quick_play`, every few seconds while it waits."""
+
+    position: QueuePosition
+    waiting: Annotated[
+        int, Meta(ge=1, le=MAX_SAFE_INTEGER, description="Players in this queue now.")
+    ]
+    window: RatingWindow
+    waited_ms: Annotated[
+        int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="How long the player has waited.")
+    ]
+
+
+class QuickPlayMatched(Message, frozen=True, kw_only=True, tag="quick_play_matched"):
+    """A room was made for the waiting player (v1.4): it is seated there as by `join` (keep
+    the token), and enters it with `rejoin`. The game starts by itself (`auto_start`)."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
+
+    room: RoomId
+    invite_code: Annotated[
+        InviteCode | None,
+        Meta(description="The room's invite code (quick-play rooms are private)."),
+    ]
+    player: PlayerId
+    seat: Seat
+    token: Token
+    opponents: Annotated[
+        tuple[Name, ...],
+        Meta(max_length=MAX_SEATS, description="Names of the other people seated."),
+    ] = ()
+    computers: Annotated[
+        tuple[ComputerSeat, ...],
+        Meta(
+            max_length=MAX_SEATS,
+            description="Computers that filled the seats no person took in time; empty: only "
+            "people.",
+        ),
+    ] = ()
+    waited_ms: Annotated[
+        int, Meta(ge=0, le=MAX_SAFE_INTEGER, description="How long the player waited.")
+    ] = 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -1506,6 +1625,8 @@ ServerMessage: TypeAlias = (
     | Error
     | Pong
     | Snapshot
+    | QuickPlayStatus
+    | QuickPlayMatched
     | PlayerJoined
     | PlayerLeft
     | PlayerDisconnected

@@ -36,12 +36,14 @@ from starlette.types import Receive, Scope, Send
 from protocol.transport import (
     ENDPOINT_PATH,
 )
+from server.domain.matching import Policy
 from server.fanout.feed import ClusterNodes, Feed, SingleNode
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
 from server.players import Players
 from server.service.correspondence import Correspondence
 from server.service.facade import Rooms
+from server.service.quickplay import QuickPlay, RatingLookup, SimulatedRatings, Timing
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -50,6 +52,7 @@ from server.settings import Settings
 from server.solver import SolverRules
 from server.storage.cluster_client import cluster_client
 from server.storage.correspondence import CorrespondenceStore
+from server.storage.quickplay import QuickPlayQueue
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
 from server.transport import background, endpoint, http, logs, sandbox_http
@@ -255,6 +258,14 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         if settings.webhook_url is not None
         else None
     )
+    quickplay = QuickPlay(
+        QuickPlayQueue(client, settings.redis_prefix),
+        service,
+        seats,
+        policy=Policy(computers_after_ms=round(settings.quick_play_computers_after_seconds * 1000)),
+        timing=Timing(ttl_ms=round(settings.quick_play_ttl_seconds * 1000)),
+        prepare=upkeep.advisor.prepare,
+    )
     rt = Runtime(
         settings=settings,
         redis=client,
@@ -266,6 +277,7 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         rooms=Rooms(service, seats, upkeep),
         feed=feed,
         metrics=metrics,
+        quickplay=quickplay,
         embedded=embedded,
         correspondence=correspondence,
         webhooks=webhooks,
@@ -281,8 +293,14 @@ def _preload_tables(rt: Runtime) -> None:
         rt.upkeep.advisor.prepare(SolverRules.from_name(name).options())
 
 
-def create_app(settings: Settings | None = None, *, handle_signals: bool = False) -> App:
-    """Build the ASGI application for ``settings`` (default: from the environment)."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    handle_signals: bool = False,
+    ratings: RatingLookup | None = None,
+) -> App:
+    """Build the ASGI application for ``settings`` (default: from the environment);
+    ``ratings`` gives quick play the players' ratings (default: everyone unrated)."""
     settings = settings or Settings.from_env()
 
     @contextlib.asynccontextmanager
@@ -290,6 +308,10 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
         embedded = start_embedded(log) if settings.redis_url is None else None
         url = embedded.url if embedded is not None else str(settings.redis_url)
         rt = _runtime(settings, url, embedded)
+        if ratings is not None:
+            rt.quickplay.ratings = ratings
+        elif settings.quick_play_simulated_ratings:
+            rt.quickplay.ratings = SimulatedRatings()
         lobby = Lobby(
             lambda: http.lobby_body(rt),
             on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
@@ -324,6 +346,7 @@ def create_app(settings: Settings | None = None, *, handle_signals: bool = False
                 await asyncio.wait(tasks, timeout=5)
             if players is not None:
                 await players.stop()
+            await rt.quickplay.stop()
             await rt.upkeep.stop()
             if rt.webhooks is not None:
                 await rt.webhooks.stop()

@@ -135,6 +135,25 @@ class Settings:
     #: ``POST /sandbox/rooms`` makes rooms with seeded dice, or at a given game position. Never
     #: on a real server: whoever knows a seed knows its dice.
     sandbox: bool = field(default=False, metadata=_env("YAHTZEE_SANDBOX"))
+    #: Quick play: after this many seconds in the queue, the seats no person took are filled
+    #: with computers (for a player who accepts them).
+    quick_play_computers_after_seconds: float = field(
+        default=30.0, metadata=_env("YAHTZEE_QUICK_PLAY_COMPUTER_AFTER_SECONDS")
+    )
+    #: Quick play: how often each process renews its waiting players, delivers their matches
+    #: and matches their queues.
+    quick_play_poll_seconds: float = field(
+        default=0.5, metadata=_env("YAHTZEE_QUICK_PLAY_POLL_SECONDS")
+    )
+    #: Quick play: a waiting player whose process stopped renewing it leaves after this long.
+    quick_play_ttl_seconds: float = field(
+        default=15.0, metadata=_env("YAHTZEE_QUICK_PLAY_TTL_SECONDS")
+    )
+    #: Quick play, benchmarks only: ratings drawn from the player ids (normal, 1500 +- 200)
+    #: instead of the real ones, so a load test of fresh guests has ratings to match.
+    quick_play_simulated_ratings: bool = field(
+        default=False, metadata=_env("YAHTZEE_QUICK_PLAY_SIMULATED_RATINGS")
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

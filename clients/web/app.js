@@ -107,6 +107,10 @@ const FRIENDLY = {
   identity_linked: "That player is already linked to an account.",
   player_not_found: "No player has this address.",
   game_not_found: "That game is not in the archive.",
+  // Quick play (v1.4).
+  identity_required: "Quick play needs a remembered player, and this server keeps none.",
+  already_queued: "You are already looking for a game (maybe in another window).",
+  not_queued: "You were not waiting for a game any more.",
   // The page's own (the client library and the HTTP helpers).
   closed: "The connection to the server was closed. Reload the page.",
   connection_lost: "The connection dropped: reconnecting…",
@@ -803,6 +807,50 @@ async function playNow() {
   } finally {
     button.removeAttribute("aria-busy");
   }
+}
+
+/**
+ * Quick play (protocol 1.4): wait for people of a similar rating in a two-seat game; the
+ * window of ratings widens while the player waits, and after the server's wait computers fill
+ * the open seats. The page says which. Needs a remembered player (made here at once).
+ */
+async function quickPlayRated() {
+  const status = $("rated-status");
+  if (!await ensureIdentity()) {
+    fail({ code: "identity_required" });
+    return;
+  }
+  $("rated-play").hidden = true;
+  $("rated-cancel").hidden = false;
+  status.hidden = false;
+  status.textContent = "Looking for players… (the range of ratings widens as you wait)";
+  const onStatus = (s) => {
+    status.textContent = `Looking for players… (widening: within ${s.window} rating points, ` +
+      `${s.waiting} waiting, ${Math.round(s.waited_ms / 1000)} s)`;
+  };
+  const unsubscribe = client.on("quick-play-status", onStatus);
+  try {
+    const match = await client.quickPlay({ seats: 2, computers: true });
+    enterRoom({ room: match.room, role: "player", token: match.token, player: match.player,
+      inviteCode: match.invite_code || null, name: identity ? identity.name : myName("name") });
+    notify(quickMatchText(match));
+  } catch (err) {
+    if (err.code !== "cancelled") fail(err);
+  } finally {
+    unsubscribe();
+    status.hidden = true;
+    $("rated-play").hidden = false;
+    $("rated-cancel").hidden = true;
+  }
+}
+
+/** What the player is told of a quick-play match: people, or computers that filled seats. */
+function quickMatchText(match) {
+  const people = match.opponents.length ? match.opponents.join(", ") : "";
+  if (!match.computers.length) return `Matched with ${people}.`;
+  const bots = match.computers.map((c) => `${c.name || "a computer"} (${c.level})`).join(", ");
+  return (people ? `Matched with ${people}; n` : "N") +
+    `o one else came in time, so computers filled the open seats: ${bots}.`;
 }
 
 /** Play a friend: a private two-seat room; the table shows the link to send. */
@@ -2036,6 +2084,8 @@ function wireControls() {
   });
   $("play-now").addEventListener("click", playNow);
   $("play-friend").addEventListener("click", playFriend);
+  $("rated-play").addEventListener("click", quickPlayRated);
+  $("rated-cancel").addEventListener("click", () => client.cancelQuickPlay().catch(fail));
   $("watch-live").addEventListener("click", watchLive);
   $("quick-play").addEventListener("click", quickPlay);
   $("play-level").value = LEVELS.includes(localStorage.getItem(LEVEL_KEY))

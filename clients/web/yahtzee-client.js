@@ -180,7 +180,8 @@ export class YahtzeeClient {
   }
 
   /**
-   * Subscribe to "snapshot", "event", "state", "resume-failed", "ended" or "notice".
+   * Subscribe to "snapshot", "event", "state", "resume-failed", "ended" or "notice"; (v1.4)
+   * "quick-play-queued", "quick-play-status" and "quick-play-matched" (see `quickPlay`).
    * @param {string} name
    * @param {(value: any) => void} handler
    * @returns {() => void} unsubscribe
@@ -275,6 +276,10 @@ export class YahtzeeClient {
         entry.reject(new CommandError("connection_lost", "the connection was lost"));
       }
     }
+    // The quick-play queue belongs to the connection too: the server dropped the player.
+    const wait = this._quickPlayWait;
+    this._quickPlayWait = null;
+    if (wait) wait.reject(new CommandError("connection_lost", "the connection was lost"));
     if (this._closing) return;
     if (ev.code === 1000) {
       // The server ended the session (SPEC: close codes): do not fight over it.
@@ -427,6 +432,8 @@ export class YahtzeeClient {
       case "pong": return;
       case "ack": case "error": this._onAnswer(msg); return;
       case "snapshot": this._onSnapshot(msg); return;
+      case "quick_play_status": this._emit("quick-play-status", msg); return;
+      case "quick_play_matched": this._onQuickPlayMatched(msg); return;
       default:
         if (typeof msg.seq === "number" && typeof msg.room === "string") this._onEvent(msg);
     }
@@ -675,6 +682,50 @@ export class YahtzeeClient {
     await this.rejoin(offer.room, offer.token);
     this.session.inviteCode = offer.invite_code || null;
     return offer;
+  }
+
+  /**
+   * Quick play (v1.4; needs a remembered player, see `playerToken`): wait for a game against
+   * people of a similar rating. Emits "quick-play-queued" with the ack's result ({position,
+   * window, rating, computers_after_ms}), "quick-play-status" ({position, waiting, window,
+   * waited_ms}) while waiting, then takes the matched seat (`rejoin`) and resolves with the
+   * `quick_play_matched` message ({room, seat, opponents, computers, waited_ms}; `computers`
+   * lists the computers that filled open seats). Rejects with the command's error
+   * (`identity_required`, `already_queued`, ...) or, after `cancelQuickPlay`, "cancelled".
+   * The queue belongs to the connection: a lost connection ends the wait ("connection_lost").
+   * @param {{seats?: number, rules?: string, computers?: boolean}} [options]
+   */
+  async quickPlay({ seats = 2, rules = "yahtzee", computers = true } = {}) {
+    const matched = new Promise((resolve, reject) => {
+      this._quickPlayWait = { resolve, reject };
+    });
+    matched.catch(() => {});  // a refused command rejects below, not here
+    try {
+      const queued = await this.command("quick_play", { seats, rules, computers });
+      this._emit("quick-play-queued", queued);
+    } catch (err) {
+      this._quickPlayWait = null;
+      throw err;
+    }
+    const match = await matched;
+    await this.rejoin(match.room, match.token);
+    this.session.inviteCode = match.invite_code || null;
+    return match;
+  }
+
+  /** Leave the quick-play queue (v1.4); the pending `quickPlay` rejects with "cancelled". */
+  async cancelQuickPlay() {
+    const wait = this._quickPlayWait;
+    await this.command("cancel_quick_play");
+    this._quickPlayWait = null;
+    if (wait) wait.reject(new CommandError("cancelled", "quick play was cancelled"));
+  }
+
+  _onQuickPlayMatched(msg) {
+    this._emit("quick-play-matched", msg);
+    const wait = this._quickPlayWait;
+    this._quickPlayWait = null;
+    if (wait) wait.resolve(msg);
   }
 
   /** Start the game (host only). */

@@ -23,6 +23,8 @@ from protocol.messages import (
     AddComputer,
     AddComputerResult,
     BonusTaken,
+    CancelQuickPlay,
+    CancelQuickPlayResult,
     ClientMessage,
     ComputerSeat,
     Correspondence,
@@ -60,6 +62,10 @@ from protocol.messages import (
     PlayerView,
     Pong,
     PreviewEntry,
+    QuickPlay,
+    QuickPlayMatched,
+    QuickPlayResult,
+    QuickPlayStatus,
     Rejoin,
     RejoinResult,
     Release,
@@ -996,6 +1002,44 @@ summary_correspondence = RoomSummary(
 )
 
 
+# --------------------------------------------------------------------------------------------
+# v1.4: quick play matched by rating
+# --------------------------------------------------------------------------------------------
+# Ann (a remembered player, rated 1612 at Yahtzee) asks for a 3-seat game: she is second in the
+# queue, accepting opponents within 100 points for now; the window widens while she waits.
+# After 12 s Erik (1570) and Ines (1655) are matched with her in the private room r-Qk7Ln;
+# she enters it with `rejoin` and the token. Bob, unrated and alone in the 2-seat queue, gets
+# a medium computer after 30 s.
+
+quick_play = QuickPlay(id="q1", seats=3)
+ack_quick_play = make_ack(
+    quick_play,
+    QuickPlayResult(position=2, window=100, rating=1612.0, computers_after_ms=30_000),
+)
+quick_play_status = QuickPlayStatus(position=1, waiting=2, window=220, waited_ms=6_000)
+quick_play_matched = QuickPlayMatched(
+    room="r-Qk7Ln",
+    invite_code="h4t9wq",
+    player="p-ann3",
+    seat=1,
+    token="tk_Qp2vN8sLx4Rb7YcD",
+    opponents=("Erik", "Ines"),
+    waited_ms=12_000,
+)
+quick_play_computers = QuickPlay(id="b50", seats=2, rules=Rules.YAHTZEE, computers=True)
+quick_play_matched_computers = QuickPlayMatched(
+    room="r-Qk7Lp",
+    invite_code="m3c8vz",
+    player="p-bob3",
+    seat=0,
+    token="tk_Bq5wM2nKz8Ty3HfJ",
+    computers=(ComputerSeat(level=Level.MEDIUM, name="Ada"),),
+    waited_ms=30_000,
+)
+cancel_quick_play = CancelQuickPlay(id="q2")
+ack_cancel_quick_play = make_ack(cancel_quick_play, CancelQuickPlayResult())
+
+
 def _without_field(message: ServerMessage, name: str) -> str:
     value = msgspec.json.decode(msgspec.json.encode(message))
     del value[name]
@@ -1038,6 +1082,9 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("create_room_auto_start", create_room_auto_start),
     ("offer_rematch", offer_rematch),
     ("create_room_correspondence", create_room_correspondence),
+    ("quick_play", quick_play),
+    ("quick_play_computers", quick_play_computers),
+    ("cancel_quick_play", cancel_quick_play),
     ("ping", ping),
 )
 """Canonical client messages, by vector name."""
@@ -1092,6 +1139,21 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
         "ack_list_rooms_correspondence",
         make_ack(ListRooms(id="f2"), ListRoomsResult(rooms=(summary_correspondence,))),
     ),
+    ("ack_quick_play", ack_quick_play),
+    (
+        "ack_quick_play_unrated",
+        make_ack(
+            quick_play_computers,
+            QuickPlayResult(position=1, window=400, rating=None, computers_after_ms=30_000),
+        ),
+    ),
+    ("ack_cancel_quick_play", ack_cancel_quick_play),
+    ("quick_play_status", quick_play_status),
+    ("quick_play_matched", quick_play_matched),
+    ("quick_play_matched_computers", quick_play_matched_computers),
+    ("error_identity_required", make_error(ErrorCode.IDENTITY_REQUIRED, "q1")),
+    ("error_already_queued", make_error(ErrorCode.ALREADY_QUEUED, "q3")),
+    ("error_not_queued", make_error(ErrorCode.NOT_QUEUED, "q2")),
     ("error", error_not_your_turn),
     (
         "error_unreadable",

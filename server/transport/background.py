@@ -81,6 +81,10 @@ def start_loops(rt: Runtime) -> list[asyncio.Task[None]]:
             name="spectator-counts",
         ),
         *_webhook_loop(rt),
+        asyncio.create_task(
+            _every(rt, "quickplay", rt.settings.quick_play_poll_seconds, rt.quickplay.tick),
+            name="quick-play",
+        ),
     ]
 
 

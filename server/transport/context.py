@@ -44,6 +44,8 @@ class Context:
     #: identity it names once resolved (remembered players, protocol 1.3)
     credential: str | None = None
     identity: str | None = None
+    #: the display name of ``identity`` (v1.4: quick play seats the player under it)
+    identity_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

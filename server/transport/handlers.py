@@ -17,6 +17,7 @@ import msgspec
 
 import protocol.messages as pm
 from protocol.errors import ErrorCode, make_error
+from protocol.types import Level
 from server import game
 from server.boundary import translate, views
 from server.domain import room, roomlist
@@ -29,6 +30,7 @@ from server.service.outcomes import (
     ServiceError,
     UnavailableError,
 )
+from server.service.quickplay import Matched, News, Status
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.connection import TokenBucket
@@ -105,7 +107,7 @@ def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
 async def _hello(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Hello)
     if not isinstance(command.player_token, msgspec.UnsetType):
-        ctx.credential, ctx.identity = command.player_token, None
+        ctx.credential, ctx.identity, ctx.identity_name = command.player_token, None, None
     if ctx.credential is None:
         return _ack(ctx, command)
     who = await _remembered(ctx)
@@ -124,7 +126,7 @@ async def _remembered(ctx: Context) -> pm.RememberedPlayer | None:
         identity = await players.identity_of(ctx.credential)
     except IdentityError as exc:
         raise ServiceError(exc.code, exc.message) from None
-    ctx.identity = identity.id
+    ctx.identity, ctx.identity_name = identity.id, identity.name
     return pm.RememberedPlayer(player=identity.id, name=identity.name)
 
 
@@ -337,6 +339,63 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     return Handled(pm.make_ack(command, result, seq=out.seq))
 
 
+# -- quick play ---------------------------------------------------------------------------------
+
+
+async def _quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
+    """Queue the connection's remembered player (SPEC 6.20); news arrive as messages."""
+    assert isinstance(command, pm.QuickPlay)
+    _require_free(ctx)
+    if ctx.credential is None:
+        raise ServiceError(
+            ErrorCode.IDENTITY_REQUIRED, "quick play needs a remembered player: send a player token"
+        )
+    if ctx.identity is None or ctx.identity_name is None:
+        await _remembered(ctx)  # else resolved by `hello` already: no database call
+    assert ctx.identity is not None
+    assert ctx.identity_name is not None
+    send = ctx.send
+    queued = await ctx.rt.quickplay.enqueue(
+        ctx.conn_id, ctx.identity, ctx.identity_name, seats=command.seats,
+        rules=command.rules.value,
+        computers=command.computers, notify=lambda news: send(quick_play_message(news)),
+    )  # fmt: skip
+    result = pm.QuickPlayResult(
+        position=queued.position,
+        window=queued.window,
+        rating=queued.rating,
+        computers_after_ms=queued.computers_after_ms,
+    )
+    return _ack(ctx, command, result)
+
+
+def quick_play_message(news: News) -> pm.QuickPlayStatus | pm.QuickPlayMatched:
+    """The wire message of a quick-play waiter's news."""
+    if isinstance(news, Status):
+        return pm.QuickPlayStatus(
+            position=news.position, waiting=news.waiting, window=news.window,
+            waited_ms=news.waited_ms,
+        )  # fmt: skip
+    assert isinstance(news, Matched)
+    return pm.QuickPlayMatched(
+        room=news.room,
+        invite_code=news.invite,
+        player=news.player,
+        seat=news.seat,
+        token=news.token,
+        opponents=news.opponents,
+        computers=tuple(
+            pm.ComputerSeat(level=Level(level), name=name) for level, name in news.computers
+        ),
+        waited_ms=news.waited_ms,
+    )
+
+
+async def _cancel_quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
+    await ctx.rt.quickplay.cancel(ctx.conn_id)
+    return _ack(ctx, command)
+
+
 # -- play -----------------------------------------------------------------------------------------
 
 
@@ -369,4 +428,6 @@ _HANDLERS: dict[type[pm.ClientMessage], Handler] = {
     pm.RemoveComputer: _remove_computer,
     pm.Hint: _hint,
     pm.OfferRematch: _offer_rematch,
+    pm.QuickPlay: _quick_play,
+    pm.CancelQuickPlay: _cancel_quick_play,
 }

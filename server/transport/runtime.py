@@ -18,6 +18,7 @@ from server.ops.metrics import Metrics
 from server.ops.retry import LRU
 from server.service.correspondence import Correspondence
 from server.service.facade import Rooms
+from server.service.quickplay import QuickPlay
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -95,6 +96,8 @@ class Runtime:
     rooms: Rooms
     feed: Feed
     metrics: Metrics
+    #: the quick-play queues as this process serves them
+    quickplay: QuickPlay
     embedded: EmbeddedRedis | None = None
     #: the archive and identities (server.players.Players) when a database is set up
     players: Any = None

@@ -148,6 +148,7 @@ class Session:
             if writer is not None:
                 await asyncio.wait({writer}, timeout=5)
                 writer.cancel()  # a client that does not read what is queued for it
+            await self._leave_queue()
             await self._leave_room(disconnect=True)
 
     def _welcome(self) -> pm.Welcome:
@@ -319,6 +320,8 @@ class Session:
             held, self._held = self._held, None
         if handled.enter is not None:
             self.ctx.member = handled.enter
+            if self.rt.quickplay.is_waiting(self.conn_id):
+                await self._leave_queue()  # a player at a table waits for no other game
         sent = self._send(handled.reply)
         # Room events that came while the command ran follow its reply, if it entered the room;
         # a refused one's subscription was closed, and its retry subscribes anew.
@@ -335,6 +338,15 @@ class Session:
             await self._leave_room(disconnect=handled.close is not None)
         if handled.close is not None:
             self.close(handled.close)
+
+    async def _leave_queue(self) -> None:
+        """A closed connection's player leaves the quick-play queue (if it waits there)."""
+        try:
+            await self.rt.quickplay.disconnected(self.conn_id)
+        except Exception as exc:  # Redis down: the ticket expires once nobody renews it
+            raise_if_cancelling()
+            self.rt.metrics.redis_errors.labels("quickplay").inc()
+            log.info("leaving the quick-play queue: %s", exc)
 
     async def _leave_room(self, *, disconnect: bool) -> None:
         member, self.ctx.member = self.ctx.member, None

@@ -109,7 +109,7 @@ def db_server(
     """A server that remembers players and archives games (``DATABASE_URL``: a real
     PostgreSQL), its archiver polling often, no limit on guests per address worth the name
     (every page of the tests comes from 127.0.0.1), the strategy table loaded (the analysis,
-    the accuracy of the profiles)."""
+    the accuracy of the profiles); quick play's computers come after 2 s."""
     prefix = f"td{secrets.token_hex(4)}:"
     process, server = spawn_server(
         redis_server_url,
@@ -119,6 +119,9 @@ def db_server(
             "DATABASE_URL": clients_database_url,
             "YAHTZEE_ARCHIVE_POLL_SECONDS": "0.1",
             "YAHTZEE_PLAYERS_PER_HOUR": "100000",
+            # quick play: computers fill open seats after 2 s (the web page's test waits)
+            "YAHTZEE_QUICK_PLAY_COMPUTER_AFTER_SECONDS": "2",
+            "YAHTZEE_QUICK_PLAY_POLL_SECONDS": "0.2",
         },
     )
     try:

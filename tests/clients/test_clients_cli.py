@@ -36,6 +36,17 @@ def test_subcommands_and_defaults() -> None:
     assert (args.command, args.games, args.players, args.json) == ("load", 3, 4, True)
 
 
+def test_play_quick_takes_seats_rules_and_computers(capsys: pytest.CaptureFixture[str]) -> None:
+    args = parser().parse_args(["play", "--quick"])
+    assert (args.quick, args.seats, args.rules, args.no_computers) == (True, 2, "yahtzee", False)
+    args = parser().parse_args(["play", "--quick", "--seats", "4", "--rules", "yatzy",
+                                "--no-computers"])  # fmt: skip
+    assert (args.seats, args.rules, args.no_computers) == (4, "yatzy", True)
+    for wrong in (["--seats", "5"], ["--anonymous"]):  # refused before connecting
+        assert args.func(parser().parse_args(["play", "--quick", *wrong])) == 2
+        assert "--quick takes --seats 2 to 4" in capsys.readouterr().out
+
+
 def test_bad_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parser().parse_args(["bot", "--joker", "sometimes"])

@@ -1767,3 +1767,24 @@ async def test_a_phone_creates_a_correspondence_room_and_lists_the_player_s_turn
         assert box["x"] + box["width"] <= PHONE["width"]  # no sideways scrolling
         assert await axe_serious(profile) == []
         await profile.screenshot(path=_shot("web-correspondence-phone.png"), full_page=True)
+
+
+async def test_quick_play_looks_for_players_then_says_computers_filled_the_seat(
+    db_pages: Pages,
+) -> None:
+    from playwright.async_api import expect
+
+    page = await db_pages.open()
+    await page.fill("#name", f"Quinn Quick {secrets.randbelow(10**5)}")
+    await page.click("#rated-play")
+    status = page.locator("#rated-status")
+    await expect(status).to_contain_text("Looking for players")
+    await expect(status).to_contain_text("widen")
+    await expect(page.locator("#rated-cancel")).to_be_visible()
+    # nobody else queues: after the server's wait (2 s here) a computer takes the other seat
+    notice = page.locator("#notice-text")
+    await expect(notice).to_contain_text("computers filled the open seats", timeout=30_000)
+    await expect(page.locator("#scorecard")).to_be_visible()
+    await expect(status).to_be_hidden()
+    who = await page.evaluate("window.yahtzee.identity")
+    assert who is not None  # quick play made the remembered player it needs

@@ -448,7 +448,14 @@ def test_every_server_vector_an_old_client_can_get_is_valid_for_it(
 
 def test_new_server_messages_are_only_those_old_clients_ignore_or_never_ask_for() -> None:
     new = {row["type"] for row in SERVER_ROWS if not _reaches_an_old_client("v1.1", row["value"])}
-    assert new == {"bonus_taken", "rematch_offered", "ack"}  # v1.2, v1.3 events
+    # v1.2, v1.3 events; v1.4: messages only a connection that sent `quick_play` gets
+    assert new == {
+        "bonus_taken",
+        "rematch_offered",
+        "ack",
+        "quick_play_status",
+        "quick_play_matched",
+    }
     assert _reaches_an_old_client("v1.1", {"type": "error", "code": "hints_disabled"})
 
 

@@ -190,3 +190,33 @@ test("v1.4: a correspondence room and the player's own turn list", withDb, async
   await assert.rejects(fetchTurns(DB_HTTP, bob.player, ann.token),
     (err) => err.code === "player_not_found");
 });
+
+test("quick play (v1.4): two guests are matched and seated; a cancel ends the wait", withDb, async () => {
+  const [ann, bob] = [newClient(DB_HTTP), newClient(DB_HTTP)];
+  for (const [client, prefix] of [[ann, "Js Quick Ann"], [bob, "Js Quick Bob"]]) {
+    const guest = await createGuest(DB_HTTP, guestName(prefix));
+    await client.connect();
+    await client.setPlayerToken(guest.token);
+  }
+  const queued = new Promise((resolve) => ann.on("quick-play-queued", resolve));
+  const [a, b] = await Promise.all([
+    ann.quickPlay({ seats: 2, computers: false }), bob.quickPlay({ seats: 2, computers: false }),
+  ]);
+  assert.equal((await queued).computers_after_ms, null);
+  assert.equal(a.room, b.room);
+  assert.deepEqual(a.computers, []);
+  assert.equal(ann.session.room, a.room);  // rejoined: at the table
+  assert.equal(ann.session.player, a.player);
+
+  const carl = newClient(DB_HTTP);
+  await carl.connect();
+  await carl.setPlayerToken((await createGuest(DB_HTTP, guestName("Js Quick Carl"))).token);
+  const waiting = carl.quickPlay({ seats: 4, computers: false });
+  await new Promise((resolve) => carl.on("quick-play-queued", resolve));
+  await carl.cancelQuickPlay();
+  await assert.rejects(waiting, (err) => err instanceof CommandError && err.code === "cancelled");
+
+  const anonymous = newClient(DB_HTTP);
+  await anonymous.connect();
+  await assert.rejects(anonymous.quickPlay({ seats: 2 }), (err) => err.code === "identity_required");
+});
