@@ -74,6 +74,10 @@ class ErrorCode(enum.StrEnum):
     IDENTITY_LINKED = "identity_linked"
     PLAYER_NOT_FOUND = "player_not_found"
     GAME_NOT_FOUND = "game_not_found"
+    IDENTITY_REQUIRED = "identity_required"
+    RATED_NO_COMPUTERS = "rated_no_computers"
+    UNKNOWN_BOARD = "unknown_board"
+    UNKNOWN_PERIOD = "unknown_period"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -209,6 +213,20 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ErrorCode.GAME_NOT_FOUND: _service(
             "No archived game has this id, or it is private and the request is not one of its "
             "players' (v1.3)."
+        ),
+        ErrorCode.IDENTITY_REQUIRED: _service(
+            "The room is rated: creating it or taking a seat needs a remembered player (a "
+            "player token or JWT in `hello`) (v1.4)."
+        ),
+        ErrorCode.RATED_NO_COMPUTERS: _service(
+            "Computer players cannot sit in a rated room (v1.4)."
+        ),
+        ErrorCode.UNKNOWN_BOARD: _service(
+            "No leaderboard has this name (`result`, `decision`, `best_score`) (v1.4)."
+        ),
+        ErrorCode.UNKNOWN_PERIOD: _service(
+            "A leaderboard's `period` is not `today`, `week` or `all`, or its `family` not "
+            "`yahtzee` or `yatzy` (v1.4)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

@@ -283,6 +283,7 @@ class GameService:
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
         auto_start: bool = False,
+        rated: bool = False,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already."""
@@ -290,6 +291,8 @@ class GameService:
             raise ServiceError(
                 "unsupported", f"turn_seconds must be 0..{self.settings.max_turn_seconds} here"
             )
+        if rated and computers:
+            raise _no_computers()
         state = game.new_game(options, seats)  # raises GameError on bad seats/options
         if not public and invite is None:
             invite = steps.new_invite()
@@ -305,6 +308,7 @@ class GameService:
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
             ),
             auto_start=auto_start,
+            rated=rated,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -329,6 +333,8 @@ class GameService:
     ) -> Change:
         """The change that seats a computer player of ``level`` (its events after those of
         ``so_far``); the result names its player id and seat."""
+        if record.meta.rated:
+            raise _no_computers()
         player = "c" + secrets.token_hex(6)
         name = computers.pick_name(record.game, name)
         record, events = self.apply(room_id, record, [game.Join(player, name, computer=level)])
@@ -374,3 +380,9 @@ class GameService:
             return Change(record, events)
 
         return await self.transact(room_id, step, cache_key)
+
+
+def _no_computers() -> ServiceError:
+    """A computer may not sit in a rated room: it has no rating and would make the result
+    ratings measure the computer's level (README "Ratings")."""
+    return ServiceError(ErrorCode.RATED_NO_COMPUTERS, "computers cannot sit in a rated room")

@@ -174,6 +174,13 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     if not _creation_allowed(ctx):
         raise ServiceError(ErrorCode.RATE_LIMITED, "room creation quota used up: wait a minute")
     options = translate.engine_options(command.options)
+    if command.rated:
+        if ctx.credential is not None and ctx.identity is None:
+            await _remembered(ctx)
+        if ctx.identity is None:
+            raise ServiceError(
+                ErrorCode.IDENTITY_REQUIRED, "a rated room is created by a remembered player"
+            )
     if len(command.computers) >= command.seats:
         raise ServiceError(ErrorCode.INVALID_FIELD, "leave at least one seat for a person")
     if command.computers:
@@ -189,6 +196,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         computer_delay_ms=command.computer_delay_ms,
         computers=[(c.level.value, c.name) for c in command.computers],
         auto_start=command.auto_start,
+        rated=command.rated,
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 
