@@ -33,7 +33,7 @@ from server.storage.archived_game import to_utc
 from server.storage.leaderboards import PERIODS
 from server.storage.postgres import DATABASE_ERRORS
 from server.storage.ratings import BOARDS, FAMILIES
-from server.strategy import calibration
+from server.strategy.calibration import DECISION_RATINGS
 from server.transport.connection import TokenBucket
 
 __all__ = ["bearer", "routes"]
@@ -271,7 +271,7 @@ async def leaderboard(request: Request) -> Response:
         "references": [
             {"level": level, "value": value}
             for level, value in (
-                calibration.DECISION_RATINGS.get(family, {}).items() if board == "decision" else ()
+                DECISION_RATINGS.get(family, {}).items() if board == "decision" else ()
             )
         ],
     }
