@@ -220,7 +220,8 @@ async def test_a_casual_game_moves_no_result_rating(
     assert (await store.rating_of(ann, "yahtzee")).games == 0
     decision = await store.decision_of(ann, "yahtzee")
     assert decision.games == 1  # every analysed game counts for the decision rating
-    assert decision.value is not None and decision.provisional
+    assert decision.value is not None
+    assert decision.provisional
 
 
 async def test_rated_rooms_refuse_computers_and_people_without_identity(
