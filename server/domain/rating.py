@@ -42,9 +42,9 @@ INITIAL_MU = 1500.0
 """A new player's result rating (OpenSkill's defaults 25 and 25/3, scaled by 60)."""
 INITIAL_SIGMA = 500.0
 """A new player's uncertainty."""
-PROVISIONAL_SIGMA = 250.0
-"""A result rating is provisional (shown with "?") while its sigma is above this: about five
-two-player games, fewer with more opponents."""
+PROVISIONAL_SIGMA = 400.0
+"""A result rating is provisional (shown with "?") while its sigma is above this: eight
+two-player games (OpenSkill's sigma shrinks slowly: 500, 484, 469, 455, ...)."""
 
 DECAY = 0.9
 """Weight of a game one game older in the decision rating (a half-life of about 6.6 games)."""

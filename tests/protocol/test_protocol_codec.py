@@ -107,6 +107,7 @@ def test_encode_writes_defaults_and_nested_objects() -> None:
         "hints": True,
         "computer_delay_ms": None,
         "auto_start": False,
+        "rated": False,
     }
 
 
