@@ -183,6 +183,7 @@ const APPLY = {
     Object.assign(model, { rematchRoom: ev.rematch_room, rematchBy: ev.player,
       rematchInvite: ev.invite_code ?? null });
   },
+  ratings(model, ev) { model.ratings = ev.players; },  // v1.4: a rated game's ratings moved
 };
 
 /**
@@ -222,6 +223,9 @@ export function describeEvent(model, ev) {
       return `${name(ev.player)} scored ${ev.points} in ${LABELS[ev.box] || ev.box}` +
         (ev.joker ? " (Joker)" : "") + (ev.automatic ? " (time out)" : "");
     case "rematch_offered": return `${name(ev.player)} offers a rematch`;
+    case "ratings":
+      return "Ratings: " + ev.players.map((r) =>
+        `${name(r.player)} ${r.before} → ${r.after}${r.provisional ? "?" : ""}`).join(", ");
     case "game_over": {
       const winners = ev.results.filter((r) => r.place === 1).map((r) => r.name);
       return winners.length ? `Game over: ${winners.join(" and ")} won` : "Game over";

@@ -29,9 +29,7 @@ async def test_a_rated_game_is_told_ranked_and_shown(
                 "create_room", seats=2, public=True, rated=True, computers=[{"level": "easy"}]
             )
             assert bots["code"] == "rated_no_computers"
-            room = (await ann.ok("create_room", seats=2, public=True, rated=True))["result"][
-                "room"
-            ]
+            room = (await ann.ok("create_room", seats=2, public=True, rated=True))["result"]["room"]
             assert (await cy.call("join", room=room, name="Cy"))["code"] == "identity_required"
             await ann.join(room, "Ann")
             await bob.join(room, "Bob")
