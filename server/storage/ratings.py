@@ -156,7 +156,13 @@ class RatingsStore:
         archive's transaction of this (new) game."""
         family, finished = item.family, to_utc(item.finished_ms)
         rated = _rated_seats(item)
-        ids = sorted({s.identity_id for s in item.players if s.identity_id is not None})
+        ids = sorted(  # the identities whose decision rating this game moves
+            {
+                s.identity_id
+                for s in item.players
+                if s.identity_id is not None and s.skill is not None and s.skill.decisions
+            }
+        )
         results = await _lock_results(conn, family, [s.identity_id for s in rated], finished)
         decisions = await _lock_decisions(conn, family, ids, finished)
         moved: dict[int, tuple[ResultRating, ResultRating]] = {}

@@ -18,8 +18,10 @@
    after how many games each rating orders the players by their true strength with a
    Kendall tau >= 0.9 and keeps it to the end.
 
-Players of known strength: the four levels, and two more ``hard`` players with other mistake
-rates, so that neighbours differ little and the order is not trivial.
+Players of known strength: the four levels, and a ``hard`` player with 1 % mistakes (instead of
+4 %), 1.4 points a game below the optimal player: results barely tell them apart, decisions do.
+(A ``hard`` player with 10 % or 25 % mistakes was left out: its mean score is within a point or
+three of ``medium``'s or ``easy``'s, so no "true order" exists between them.)
 """
 
 from __future__ import annotations
@@ -80,7 +82,6 @@ def strengths(table: Table) -> list[Simulated]:
     """The simulated players (their true order is measured: :func:`true_order`)."""
     return [
         Simulated("easy", computer_player(Level.EASY, table)),
-        Simulated("hard-25%", ComputerPlayer(Level.HARD, table, 0.25)),
         Simulated("medium", computer_player(Level.MEDIUM, table)),
         Simulated("hard", computer_player(Level.HARD, table)),
         Simulated("hard-1%", ComputerPlayer(Level.HARD, table, 0.01)),
@@ -231,12 +232,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     result_taus, decision_taus = simulate(pool, truth, args.games, rng)
     print(f"{args.games} rated games of 2-4 players among {len(truth)} of known strength:")
     for label, taus in (("result rating", result_taus), ("decision rating", decision_taus)):
-        settled = settles_at(taus)
-        where = "never" if settled is None else f"after {settled} games"
-        print(
-            f"  {label:>15}: Kendall tau >= {TAU_TARGET} for good {where}"
-            f" (final tau {taus[-1]:.3f})"
-        )
+        for target in (TAU_TARGET, 0.6):
+            settled = settles_at(taus, target)
+            where = "never" if settled is None else f"after {settled} games"
+            print(f"  {label:>15}: Kendall tau >= {target} for good {where}")
+        print(f"  {label:>15}: final tau {taus[-1]:.3f}")
     return 0
 
 
