@@ -323,18 +323,20 @@ _BOARD_QUERIES: dict[Board, str] = {
         SELECT DISTINCT ON (s.identity_id) s.identity_id, i.display_name AS name,
                s.rating_after AS value, s.sigma_after > {PROVISIONAL_SIGMA} AS provisional
           FROM game_skill s JOIN identities i ON i.id = s.identity_id
+          JOIN games g ON g.id = s.game_id
          WHERE s.family = %(family)s AND s.finished_at >= %(since)s
            AND s.rating_after IS NOT NULL
-         ORDER BY s.identity_id, s.finished_at DESC, s.game_id DESC
+         ORDER BY s.identity_id, g.archived_at DESC, s.game_id DESC
     """,
     "decision": f"""
         SELECT DISTINCT ON (s.identity_id) s.identity_id, i.display_name AS name,
                s.decision_after AS value,
                s.decision_games < {DECISION_PROVISIONAL_GAMES} AS provisional
           FROM game_skill s JOIN identities i ON i.id = s.identity_id
+          JOIN games g ON g.id = s.game_id
          WHERE s.family = %(family)s AND s.finished_at >= %(since)s
            AND s.decision_after IS NOT NULL
-         ORDER BY s.identity_id, s.finished_at DESC, s.game_id DESC
+         ORDER BY s.identity_id, g.archived_at DESC, s.game_id DESC
     """,
     "best_score": """
         SELECT gp.identity_id, i.display_name AS name, max(gp.total) AS value,

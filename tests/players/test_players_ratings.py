@@ -250,6 +250,7 @@ async def test_leaderboards_top_around_and_rebuild(
     for pair in ((0, 1), (2, 3), (0, 2), (1, 3)):
         await finished_room(node, [players[pair[0]], players[pair[1]]], rated=True)
         assert await archiver.run_once() == 1
+        node.clock.now += 1000  # games end one after the other (the boards keep the latest)
     boards = Leaderboards(node.store)
     now = to_utc(node.clock())
     top, size = await boards.read("result", "yahtzee", "all", now, limit=2)

@@ -31,7 +31,7 @@ def test_the_script_prints_its_figures_at_a_tiny_size(
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "true order (4 solitaire games each)" in out
+    assert "true order, with mean scores over 4 solitaire games each: easy" in out
     for name in ("easy", "medium", "hard", "optimal"):
         assert f"{name}:" in out
     assert "optimal:  3000" in out  # the optimal player loses nothing
