@@ -7,6 +7,6 @@ Measured from 200 analysed games of each level (official yahtzee rules).
 from __future__ import annotations
 
 DECISION_RATINGS: dict[str, dict[str, int]] = {
-    "yahtzee": {"easy": 1668, "medium": 2117, "hard": 2575, "optimal": 3000},
+    "yahtzee": {"easy": 1675, "medium": 2145, "hard": 2588, "optimal": 3000},
 }
 """Rule family -> computer level -> its decision rating (mean game performance)."""
