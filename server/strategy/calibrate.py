@@ -239,15 +239,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             settled = settles_at(taus, target)
             where = "never" if settled is None else f"after {settled} games"
             first = next((i + 1 for i, t in enumerate(taus) if t >= target), None)
-            since = (
-                ""
-                if first is None
-                else (
-                    f"; first after {first} games, then in"
-                    f" {100 * sum(t >= target for t in taus[first - 1 :]) / (len(taus) - first + 1):.0f}"
-                    " % of the games"
-                )
-            )
+            since = ""
+            if first is not None:
+                after = taus[first - 1 :]
+                held = 100 * sum(t >= target for t in after) / len(after)
+                since = f"; first after {first} games, then in {held:.0f} % of the games"
             print(f"  {label:>15}: Kendall tau >= {target} for good {where}{since}")
         print(f"  {label:>15}: final tau {taus[-1]:.3f}")
     return 0
