@@ -2178,9 +2178,9 @@ HTTP_EXAMPLES = (
                 },
             ],
             "references": [
-                {"level": "easy", "value": 1020},
-                {"level": "medium", "value": 1990},
-                {"level": "hard", "value": 2300},
+                {"level": "easy", "value": 1675},
+                {"level": "medium", "value": 2145},
+                {"level": "hard", "value": 2588},
                 {"level": "optimal", "value": 3000},
             ],
         },
