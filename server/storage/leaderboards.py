@@ -13,8 +13,8 @@ The archiver puts a game's values after its archive transaction commits (:meth:`
 values again are harmless, so a retried archive may put them twice). What the archiver missed
 (a process that died between the commit and the put, a Redis that lost its data) comes back
 with :meth:`rebuild`, which recomputes every current board from PostgreSQL
-(:meth:`server.storage.ratings.RatingsStore.board_rows`); a server rebuilds at start and
-``yahtzee-server leaderboards-rebuild`` does it on demand.
+(:meth:`server.storage.ratings.RatingsStore.board_rows`); every server rebuilds them at
+start (``server.players.Players.rebuild_leaderboards``).
 """
 
 from __future__ import annotations
