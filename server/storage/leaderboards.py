@@ -32,8 +32,8 @@ __all__ = ["PERIODS", "Leaderboards", "Period", "Placed", "period_key", "period_
 Period = Literal["today", "week", "all"]
 PERIODS: tuple[Period, ...] = ("today", "week", "all")
 
-_DAY_TTL = 3 * 86_400
-_WEEK_TTL = 15 * 86_400
+_TTLS: dict[Period, int] = {"today": 3 * 86_400, "week": 15 * 86_400}
+"""How long a day's and a week's boards stay in Redis (a while after their period ends)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +99,7 @@ class Leaderboards:
                     pipe.sadd(key + ":prov", r.identity_id)
                 else:
                     pipe.srem(key + ":prov", r.identity_id)
-            ttl = {"today": _DAY_TTL, "week": _WEEK_TTL}.get(period)
+            ttl = _TTLS.get(period)
             if ttl is not None:
                 pipe.expire(key, ttl)
                 pipe.expire(key + ":prov", ttl)
@@ -157,6 +157,10 @@ class Leaderboards:
                         marked = [r.identity_id for r in rows if r.provisional]
                         if marked:
                             pipe.sadd(key + ":prov", *marked)
+                        ttl = _TTLS.get(period)
+                        if ttl is not None:  # a day's or a week's board goes after its period
+                            pipe.expire(key, ttl)
+                            pipe.expire(key + ":prov", ttl)
                     await pipe.execute()
                     written += len(rows)
         return written
