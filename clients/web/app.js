@@ -1867,10 +1867,39 @@ function renderGameOver(me) {
   else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room), context);
 }
 
-/** At game over, once a rated game's ratings are told (`ratings`, v1.4): my accuracy, my
- * luck and my rating's move, in words. */
+/** My seat's skill in the archived game ({room, accuracy, luck} once known, v1.4). */
+let archivedSkill = null;
+const SKILL_TRIES = 8;          // the archiver writes a game within a second or two
+
+/** A casual game's skill and luck come from its archive (GET /games/{id}), a few tries. */
+async function loadSkill(room, me) {
+  archivedSkill = { room, accuracy: null, luck: null };
+  const token = identity ? identity.token : null;
+  for (let attempt = 0; attempt < SKILL_TRIES; attempt++) {
+    try {
+      const game = await fetchGame("", room, { token });
+      const seat = game.players.find((p) => p.player === me);
+      if (archivedSkill && archivedSkill.room === room && seat && seat.skill) {
+        archivedSkill = { room, accuracy: seat.skill.accuracy, luck: seat.skill.luck };
+        if (model && model.room === room) render();
+      }
+      return;
+    } catch (err) {
+      if (!err || err.code !== "game_not_found") return;  // no archive here: no line
+    }
+    await new Promise((resolve) => { setTimeout(resolve, 1000); });
+  }
+}
+
+/** At game over: my accuracy and my luck (from the rated game's `ratings` event, or from the
+ * archive of a casual game), and a rated game's rating move, in words (v1.4). */
 function renderSkill(me) {
-  const mine = (model.ratings || []).find((r) => r.player === me);
+  if (me && identity && !model.rated && (!archivedSkill || archivedSkill.room !== model.room)) {
+    loadSkill(model.room, me);
+  }
+  const casual = archivedSkill && archivedSkill.room === model.room
+    && archivedSkill.accuracy !== null ? archivedSkill : null;
+  const mine = (model.ratings || []).find((r) => r.player === me) || casual;
   $("skill-line").hidden = !mine;
   if (!mine) return;
   const parts = [];
@@ -1882,8 +1911,10 @@ function renderSkill(me) {
     parts.push(`the dice were ${points} points ${mine.luck >= 0 ? "kinder" : "less kind"} ` +
       "than average");
   }
-  parts.push(`your rating went from ${mine.before} to ` +
-    `${shownRating(mine.after, mine.provisional)}`);
+  if (mine.before !== undefined) {
+    parts.push(`your rating went from ${mine.before} to ` +
+      `${shownRating(mine.after, mine.provisional)}`);
+  }
   const text = parts.join("; ");
   $("skill-line").textContent = text.charAt(0).toUpperCase() + text.slice(1) + ".";
 }

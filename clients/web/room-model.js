@@ -49,6 +49,8 @@ export function fromSnapshot(snapshot) {
     // room, who offered it first: only known from the event, its invite code if private).
     autoStart: s.auto_start ?? null, computerDelayMs: s.computer_delay_ms ?? null,
     rematchRoom: s.rematch_room ?? null, rematchBy: null, rematchInvite: null,
+    // v1.4: a rated room; its ratings, told after the game is archived (only by the event)
+    rated: s.rated ?? false, ratings: [],
   };
 }
 
