@@ -1387,7 +1387,7 @@ class RatingChange(Object, frozen=True, kw_only=True):
     accuracy: Annotated[
         float | None,
         Meta(
-            description="Percent of the optimal expectation kept (SPEC 13.15); null: not analysed."
+            description="Percent of the optimal expectation kept (SPEC 13.17); null: not analysed."
         ),
     ] = None
     luck: Annotated[

@@ -1275,7 +1275,7 @@ function renderProfile() {
 const shownRating = (value, provisional) => (value === null || value === undefined ? "–"
   : `${value}${provisional ? "?" : ""}`);
 
-/** The profile's rows of ratings, skill and luck per rule family (v1.4, SPEC 13.15). */
+/** The profile's rows of ratings, skill and luck per rule family (v1.4, SPEC 13.17). */
 function ratingStats(ratings) {
   return Object.entries(ratings).flatMap(([family, r]) => {
     const rules = family === "yatzy" ? "Yatzy" : "Yahtzee";

@@ -427,7 +427,7 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         {"200": _text("application/x-ndjson", "One game a line, oldest first."), **_DATABASE},
     ),
     "/leaderboards/{board}": (
-        "A leaderboard: result or decision ratings, or best scores (13.14, v1.4)",
+        "A leaderboard: result or decision ratings, or best scores (13.16, v1.4)",
         [
             _id("`result`, `decision` or `best_score`.", "board"),
             _enum_query("period", ("today", "week", "all"), "all"),

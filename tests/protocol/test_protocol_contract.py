@@ -141,7 +141,7 @@ PROFILE_RATING_FIELDS = (
     "rating", "rating_provisional", "rated_games", "decision_rating", "decision_provisional",
     "analysed_games", "accuracy", "luck",
 )  # fmt: skip
-"""The fields of one rule family's ratings in a profile (v1.4, SPEC.md 13.10, 13.15)."""
+"""The fields of one rule family's ratings in a profile (v1.4, SPEC.md 13.10, 13.17)."""
 GAME_ROW_FIELDS = (
     "game", "room", "outcome", "public", "options", "finished_ms", "players", "seat", "place",
     "total", "forfeited", "accuracy",
@@ -171,7 +171,7 @@ def _check_archived_game(body: dict[str, Any]) -> None:
     for seat in body["players"]:
         assert set(seat) == set(ARCHIVED_SEAT_FIELDS)
         skill = seat["skill"]
-        if skill is not None:  # luck = final - V0 + loss (SPEC.md 13.15)
+        if skill is not None:  # luck = final - V0 + loss (SPEC.md 13.17)
             assert set(skill) == set(SKILL_FIELDS)
             assert skill["luck"] == pytest.approx(
                 seat["total"] - skill["expected_start"] + skill["total_loss"], abs=1e-3

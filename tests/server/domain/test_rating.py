@@ -22,7 +22,7 @@ def test_luck_closes_the_identity_final_equals_v0_minus_loss_plus_luck() -> None
     assert skill.luck == pytest.approx(-20.31)
     assert skill.accuracy == pytest.approx(100 * (1 - 3.28 / 254.59))
     assert skill.mean_loss == pytest.approx(3.28 / 41)
-    assert round(skill.performance) == 2661  # the worked example of SPEC.md 13.15
+    assert round(skill.performance) == 2661  # the worked example of SPEC.md 13.17
 
 
 def test_the_decision_performance_falls_with_the_mean_loss() -> None:
