@@ -31,6 +31,8 @@ from protocol.messages import (
     PlayerReconnected,
     PlayerView,
     PreviewEntry,
+    RatingChange,
+    RatingsChanged,
     RematchOffered,
     Rolled,
     RollOff,
@@ -143,6 +145,9 @@ class RoomModel:
     computer_delay_ms: int | None = None
     rematch_room: str | None = None
     rematch_invite: str | None = None
+    # v1.4: a rated room, and what its archived game did to the ratings (only events tell)
+    rated: bool | None = None
+    ratings: list[RatingChange] = field(default_factory=list)
 
     # ---------------------------------------------------------------- construction
 
@@ -175,6 +180,7 @@ class RoomModel:
             auto_start=state.auto_start,
             computer_delay_ms=state.computer_delay_ms,
             rematch_room=state.rematch_room,
+            rated=state.rated,
         )
 
     # ---------------------------------------------------------------- queries
@@ -266,6 +272,8 @@ class RoomModel:
                     p.away_deadline_ms = None
             case RematchOffered(rematch_room=rematch, invite_code=invite):
                 self.rematch_room, self.rematch_invite = rematch, invite
+            case RatingsChanged(players=lines):
+                self.ratings = list(lines)
             case HostChanged(player=pid):
                 self.host = pid
             case GameStarted(order=order):

@@ -77,6 +77,9 @@ class ErrorCode(enum.StrEnum):
     IDENTITY_REQUIRED = "identity_required"
     ALREADY_QUEUED = "already_queued"
     NOT_QUEUED = "not_queued"
+    RATED_NO_COMPUTERS = "rated_no_computers"
+    UNKNOWN_BOARD = "unknown_board"
+    UNKNOWN_PERIOD = "unknown_period"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -215,7 +218,8 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ),
         ErrorCode.IDENTITY_REQUIRED: _service(
             "The command needs a remembered player (v1.4): present a player token "
-            "(`hello.player_token` or `Authorization: Bearer`)."
+            "(`hello.player_token` or `Authorization: Bearer`). Quick play needs one, and so "
+            "do creating a rated room and taking a seat in one."
         ),
         ErrorCode.ALREADY_QUEUED: _service(
             "This player is already waiting in a quick-play queue (v1.4); "
@@ -224,6 +228,16 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ErrorCode.NOT_QUEUED: _service(
             "This connection is not waiting in a quick-play queue (v1.4): nothing to cancel "
             "(it may have been matched a moment ago)."
+        ),
+        ErrorCode.RATED_NO_COMPUTERS: _service(
+            "Computer players cannot sit in a rated room (v1.4)."
+        ),
+        ErrorCode.UNKNOWN_BOARD: _service(
+            "No leaderboard has this name (`result`, `decision`, `best_score`) (v1.4)."
+        ),
+        ErrorCode.UNKNOWN_PERIOD: _service(
+            "A leaderboard's `period` is not `today`, `week` or `all`, or its `family` not "
+            "`yahtzee` or `yatzy` (v1.4)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

@@ -31,7 +31,7 @@ Class map::
     +-- Event                       server -> client, carries `room` and `seq`
         +-- PlayerJoined PlayerLeft PlayerDisconnected PlayerReconnected HostChanged
         +-- GameStarted RollOff Rolled Held Scored BonusTaken TurnChanged GameOver Spectators
-        +-- RematchOffered
+        +-- RematchOffered RatingsChanged
     Object                          nested objects (untagged maps)
     +-- Result                      ack results, tagged by `command` (the command answered)
         +-- HelloResult CreateRoomResult ListRoomsResult GetRoomResult JoinResult
@@ -145,6 +145,8 @@ __all__ = [
     "QuickPlayMatched",
     "QuickPlayResult",
     "QuickPlayStatus",
+    "RatingChange",
+    "RatingsChanged",
     "Rejoin",
     "RejoinResult",
     "Release",
@@ -457,6 +459,13 @@ class RoomSummary(Object, frozen=True, kw_only=True):
             "from an older server."
         ),
     ] = None
+    rated: Annotated[
+        bool | None,
+        Meta(
+            description="A rated room: its result moves the players' ratings (v1.4); null "
+            "from an older server."
+        ),
+    ] = None
     computer_delay_ms: Annotated[
         Annotated[int, Meta(ge=0, le=10_000)] | None,
         Meta(
@@ -605,6 +614,13 @@ class RoomState(Object, frozen=True, kw_only=True):
             description="The room's correspondence clock (v1.4); null: not a correspondence "
             "room (`turn_seconds` is then its clock). In a correspondence room `turn_seconds` "
             "is 0."
+        ),
+    ] = None
+    rated: Annotated[
+        bool | None,
+        Meta(
+            description="A rated room: its result moves the players' ratings (v1.4); null "
+            "from an older server."
         ),
     ] = None
     rematch_room: Annotated[
@@ -1053,6 +1069,14 @@ class CreateRoom(Command, frozen=True, kw_only=True, tag="create_room"):
             "(v1.4); not with `turn_seconds` > 0. Null: an ordinary room.",
         ),
     ] = None
+    rated: Annotated[
+        bool,
+        Meta(
+            description="A rated room (v1.4): every person needs a remembered player "
+            "(`identity_required`), no computer may sit (`rated_no_computers`), and the "
+            "finished game moves the result ratings (`ratings`)."
+        ),
+    ] = False
 
 
 class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):
@@ -1613,6 +1637,44 @@ class RematchOffered(Event, frozen=True, kw_only=True, tag="rematch_offered"):
     ] = None
 
 
+class RatingChange(Object, frozen=True, kw_only=True):
+    """What one archived game did to one person's ratings, with its skill and luck (v1.4)."""
+
+    player: PlayerId
+    identity: Annotated[
+        str, Meta(min_length=1, max_length=64, description="The remembered player's id.")
+    ]
+    before: Annotated[int, Meta(description="Result rating before the game (shown form).")]
+    after: Annotated[int, Meta(description="Result rating after the game.")]
+    provisional: Annotated[
+        bool, Meta(description='The rating after is provisional (shown with a "?").')
+    ]
+    accuracy: Annotated[
+        float | None,
+        Meta(
+            description="Percent of the optimal expectation kept (SPEC 13.17); null: not analysed."
+        ),
+    ] = None
+    luck: Annotated[
+        float | None,
+        Meta(description="Points the dice gave above an average game (negative: fewer)."),
+    ] = None
+    decision_rating: Annotated[
+        int | None, Meta(description="Decision rating after the game; null: not analysed.")
+    ] = None
+
+
+class RatingsChanged(Event, frozen=True, kw_only=True, tag="ratings"):
+    """The ratings a rated room's game moved, once the game is archived (v1.4). An older
+    client ignores this message type (section 14)."""
+
+    family: Annotated[Rules, Meta(description="The rule family the ratings are kept for.")]
+    players: Annotated[
+        tuple[RatingChange, ...],
+        Meta(max_length=MAX_SEATS, description="The rated persons, in seat order."),
+    ]
+
+
 class Spectators(Event, frozen=True, kw_only=True, tag="spectators"):
     """The number of spectators changed."""
 
@@ -1642,6 +1704,7 @@ ServerMessage: TypeAlias = (
     | GameOver
     | Spectators
     | RematchOffered
+    | RatingsChanged
 )
 """Any message the server may send."""
 

@@ -13,23 +13,23 @@ import asyncio
 import collections
 import hashlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import redis.exceptions
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from server.boundary import views
 from server.domain import room
 from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
-from server.service.archiver import Archiver
+from server.service.archiver import Archiver, Review, ratings_teller, review_game
 from server.service.identities import Identities, Identity, IdentityError
 from server.storage.archive import Archive
-from server.storage.archived_game import identity_field
+from server.storage.archived_game import identity_field, to_utc
+from server.storage.leaderboards import Leaderboards
 from server.storage.pending import PendingArchive
 from server.storage.postgres import DATABASE_ERRORS, Database
-from server.strategy import computers
 
 if TYPE_CHECKING:
     from server.transport.runtime import Runtime
@@ -45,6 +45,14 @@ STARTUP_SECONDS = 3.0
 
 def identity_seat_field(player_id: str) -> str:
     return identity_field(player_id)
+
+
+_REBUILD_ERRORS: tuple[type[BaseException], ...] = (
+    *DATABASE_ERRORS,
+    TimeoutError,
+    redis.exceptions.RedisError,
+)
+"""What may stop the leaderboards' rebuild at start (the server starts all the same)."""
 
 
 class _ArchiveMetrics(Collector):
@@ -84,6 +92,8 @@ class Players:
         self.db = db
         self.embedded = embedded
         self.archive = Archive(db)
+        self.ratings = self.archive.ratings
+        self.leaderboards = Leaderboards(rt.store)
         self.pending = PendingArchive(rt.store)
         self.identities = Identities(db, settings)
         self.archiver = Archiver(
@@ -95,7 +105,9 @@ class Players:
             lease_ms=settings.lease_ms,
             sweep_seconds=settings.sweep_seconds,
             clock=rt.service.clock,
-            analyse=self._accuracy,
+            analyse=self._review,
+            leaderboards=self.leaderboards,
+            announce=ratings_teller(rt.service),
         )
         self._task: asyncio.Task[None] | None = None
         rt.metrics.registry.register(_ArchiveMetrics(self.archiver))
@@ -125,6 +137,11 @@ class Players:
         except DATABASE_ERRORS as exc:
             log.warning("database not ready at start (archiving will wait for it): %s", exc)
         players = cls(rt, settings, db, embedded)
+        try:  # what the archiver put while this process was down, or a Redis that lost it
+            async with asyncio.timeout(STARTUP_SECONDS):
+                await players.rebuild_leaderboards()
+        except _REBUILD_ERRORS as exc:
+            log.warning("leaderboards not rebuilt at start: %s", exc)
         rt.service.endings.connect(players.pending.add)
         rt.players = players
         players._task = asyncio.create_task(
@@ -169,24 +186,14 @@ class Players:
             self._known.popitem(last=False)
         return identity
 
-    async def _accuracy(
-        self, record: room.RoomRecord, log_entries: list[bytes]
-    ) -> Mapping[str, float] | None:
-        """Each player's share of optimal decisions, when the rules' table is loaded."""
+    async def rebuild_leaderboards(self) -> int:
+        """Recompute the leaderboards of Redis from PostgreSQL (at start, and on demand)."""
+        now = to_utc(self.rt.service.clock())
+        return await self.leaderboards.rebuild(self.ratings, now)
+
+    async def _review(self, record: room.RoomRecord, log_entries: list[bytes]) -> Review | None:
+        """The solver's review of a finished game, when the rules' table is loaded."""
         table = self.rt.upkeep.advisor.table(record.game.options)
         if table is None:
             return None
-        import protocol.messages as pm
-        from protocol.codec import decode_server
-        from protocol.transport import Encoding
-
-        decoded = [decode_server(data, Encoding.MSGPACK) for data in log_entries]
-        events = views.engine_events(e for e in decoded if isinstance(e, pm.Event))
-        review = await asyncio.to_thread(computers.analyse, table, events)
-        out: dict[str, float] = {}
-        for player in review.players:
-            decisions = list(player.decisions)
-            if decisions:
-                good = sum(1 for d in decisions if d.loss <= 1e-9)
-                out[player.player] = good / len(decisions)
-        return out
+        return await asyncio.to_thread(review_game, table, record, log_entries)

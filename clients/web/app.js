@@ -18,8 +18,8 @@
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
 import {
-  YahtzeeClient, createGuest, fetchAnalysis, fetchEventLog, fetchGame, fetchPlayer,
-  fetchPlayerGames, fetchRoom, fetchRooms, fetchTurns, randomKey,
+  YahtzeeClient, createGuest, fetchAnalysis, fetchEventLog, fetchGame, fetchLeaderboard,
+  fetchPlayer, fetchPlayerGames, fetchRoom, fetchRooms, fetchTurns, randomKey,
 } from "./yahtzee-client.js";
 import {
   BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
@@ -174,6 +174,8 @@ let liveRooms = [];           // the lobby's last list
 let advice = null;
 /** The analysis of the finished room shown at game over: {room, status, data?, text?} */
 let analysis = null;
+/** The leaderboard shown (#/leaderboards/BOARD, v1.4): {board, period, status, data?, text?} */
+let boards = null;
 /** A friend's link being shown: {room, invite, status: "loading"|"ready"|"error", snapshot?} */
 let invitation = null;
 /** The dice check of the finished room: {room, status, verdict?} */
@@ -291,7 +293,7 @@ function parseRoute(hash = location.hash) {
     let parts;
     try { parts = path.split("/").filter(Boolean).map(decodeURIComponent); } catch { parts = []; }
     const invite = params.get("invite") || null;
-    if (["room", "watch", "replay", "player"].includes(parts[0]) && parts[1]) {
+    if (["room", "watch", "replay", "player", "leaderboards"].includes(parts[0]) && parts[1]) {
       return { view: parts[0], room: parts[1], invite, turn: intOrNull(params.get("turn")),
         roll: intOrNull(params.get("roll")) };
     }
@@ -331,6 +333,7 @@ function currentRoute() {
       invite: session.inviteCode || null };
   }
   if (profile) return { view: "player", room: profile.player };
+  if (boards) return { view: "leaderboards", room: boards.board };
   if (replay) {
     const turn = replay.turns[replay.at];
     return { view: "replay", room: replay.room, invite: replay.inviteCode || null,
@@ -374,6 +377,7 @@ async function followRoute(route) {
     invitation = null;
     replay = null;
     profile = null;
+    boards = null;
     if (session && !await leave()) syncAddress();
     else render();
     return;
@@ -389,6 +393,13 @@ async function followRoute(route) {
     }
   }
   profile = null;
+  boards = null;
+  if (route.view === "leaderboards") {
+    invitation = null;
+    replay = null;
+    await openBoards(route.room, "all");
+    return;
+  }
   if (route.view === "player") {
     invitation = null;
     replay = null;
@@ -1319,6 +1330,7 @@ function renderProfile() {
     ["yahtzee-rate", "Games with a Yahtzee", percent(d.yahtzee_rate)],
     ["bonus-rate", "Games with the upper bonus", percent(d.upper_bonus_rate)],
     ["accuracy", "Accuracy (optimal decisions)", percent(d.accuracy)],
+    ...ratingStats(d.ratings || {}),
   ];
   $("profile-stats").replaceChildren(...stats.map(([key, label, value]) =>
     el("div", { class: "stat", dataset: { stat: key } }, el("dt", {}, label),
@@ -1339,6 +1351,73 @@ function renderProfile() {
         el("a", { class: "replay-link", href: routeHash({ view: "replay", room: g.room }),
           "aria-label": `Replay the game of ${when}` }, "Replay")));
   }));
+}
+
+/** A rating as shown: "1658", "1658?" while provisional, "–" without one. */
+const shownRating = (value, provisional) => (value === null || value === undefined ? "–"
+  : `${value}${provisional ? "?" : ""}`);
+
+/** The profile's rows of ratings, skill and luck per rule family (v1.4, SPEC 13.17). */
+function ratingStats(ratings) {
+  return Object.entries(ratings).flatMap(([family, r]) => {
+    const rules = family === "yatzy" ? "Yatzy" : "Yahtzee";
+    return [
+      [`rating-${family}`, `Result rating (${rules})`,
+        shownRating(r.rating, r.rating_provisional)],
+      [`decision-${family}`, `Decision rating (${rules})`,
+        shownRating(r.decision_rating, r.decision_provisional)],
+      [`skill-${family}`, `Mean accuracy (${rules})`,
+        r.accuracy === null ? "–" : `${r.accuracy.toFixed(1)} %`],
+      [`luck-${family}`, `Mean luck (${rules})`,
+        r.luck === null ? "–" : `${r.luck > 0 ? "+" : ""}${r.luck.toFixed(1)} points`],
+    ];
+  });
+}
+
+// ------------------------------------------------------------------ leaderboards (v1.4)
+
+const BOARD_TITLES = { result: "Result rating", decision: "Decision rating",
+  best_score: "Best score" };
+
+/** Show a leaderboard (#/leaderboards/BOARD); the period is a choice on the page. */
+async function openBoards(board, period) {
+  if (session && !await leave()) return;
+  if (!BOARD_TITLES[board]) board = "result";
+  boards = { board, period, status: "loading" };
+  render();
+  try {
+    const data = await fetchLeaderboard("", board, { period,
+      around: identity ? identity.player : null });
+    if (!boards || boards.board !== board || boards.period !== period) return;
+    boards = { board, period, status: "ready", data };
+  } catch (err) {
+    if (!boards || boards.board !== board) return;
+    boards = { board, period, status: "error", text: friendlyError(err) };
+  }
+  render();
+}
+
+function renderBoards() {
+  const b = boards;
+  for (const button of document.querySelectorAll("#board-choice button")) {
+    button.setAttribute("aria-pressed", String(button.dataset.board === b.board));
+  }
+  for (const button of document.querySelectorAll("#period-choice button")) {
+    button.setAttribute("aria-pressed", String(button.dataset.period === b.period));
+  }
+  $("boards-status").textContent = b.status === "loading" ? "Loading…"
+    : b.status === "error" ? b.text
+      : b.data.rows.length ? "" : "Nobody on this board yet.";
+  const rows = b.status === "ready" ? b.data.rows : [];
+  const refs = b.status === "ready" ? b.data.references : [];
+  const me = identity ? identity.player : null;
+  $("boards-rows").replaceChildren(
+    ...rows.map((r) => el("tr", { dataset: { player: r.player }, class: r.player === me ? "me" : "" },
+      el("td", {}, String(r.rank)),
+      el("td", {}, el("a", { href: routeHash({ view: "player", room: r.player }) }, r.name)),
+      el("td", {}, shownRating(r.value, r.provisional)))),
+    ...refs.map((r) => el("tr", { class: "reference", dataset: { level: r.level } },
+      el("td", {}, "–"), el("td", {}, `Computer (${r.level})`), el("td", {}, String(r.value)))));
 }
 
 /** The step that shows turn `turn` (after its roll `roll`, when given). */
@@ -1438,14 +1517,19 @@ function stopLobbyFeed() {
 
 function render() {
   const inRoom = Boolean(session);
-  const onProfile = !inRoom && Boolean(profile);
-  $("lobby").hidden = inRoom || Boolean(replay) || onProfile;
+  const onBoards = !inRoom && Boolean(boards);
+  const onProfile = !inRoom && !onBoards && Boolean(profile);
+  $("lobby").hidden = inRoom || Boolean(replay) || onProfile || onBoards;
   $("table").hidden = !inRoom;
-  $("replay").hidden = inRoom || onProfile || !replay;
+  $("replay").hidden = inRoom || onProfile || onBoards || !replay;
   $("profile").hidden = !onProfile;
+  $("leaderboards").hidden = !onBoards;
   if (inRoom) {
     stopLobbyFeed();
     renderTable();
+  } else if (onBoards) {
+    stopLobbyFeed();
+    renderBoards();
   } else if (onProfile) {
     stopLobbyFeed();
     renderProfile();
@@ -1457,6 +1541,7 @@ function render() {
   }
   document.title = myTurn() ? "▶ Your turn · Yahtzee"
     : inRoom ? `Room ${session.room} · Yahtzee` : onProfile ? "Player profile · Yahtzee"
+      : onBoards ? "Leaderboards · Yahtzee"
       : replay ? `Replay ${replay.room} · Yahtzee` : "Yahtzee: play online, free";
   syncAddress();
 }
@@ -1855,12 +1940,65 @@ function renderGameOver(me) {
     return el("li", {}, `${r.name}: ${r.total}`, el("span", { class: "muted" }, detail));
   }));
   renderRematch(me);
+  renderSkill(me);
   renderVerification();
   $("analysis").hidden = false;
   const context = analysisContext(model, [...roomEvents.values()].sort((a, b) => a.seq - b.seq),
     me, session.inviteCode || null);
   if (!analysis || analysis.room !== model.room) loadAnalysis(model.room);
   else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room), context);
+}
+
+/** My seat's skill in the archived game ({room, accuracy, luck} once known, v1.4). */
+let archivedSkill = null;
+const SKILL_TRIES = 8;          // the archiver writes a game within a second or two
+
+/** A casual game's skill and luck come from its archive (GET /games/{id}), a few tries. */
+async function loadSkill(room, me) {
+  archivedSkill = { room, accuracy: null, luck: null };
+  const token = identity ? identity.token : null;
+  for (let attempt = 0; attempt < SKILL_TRIES; attempt++) {
+    try {
+      const game = await fetchGame("", room, { token });
+      const seat = game.players.find((p) => p.player === me);
+      if (archivedSkill && archivedSkill.room === room && seat && seat.skill) {
+        archivedSkill = { room, accuracy: seat.skill.accuracy, luck: seat.skill.luck };
+        if (model && model.room === room) render();
+      }
+      return;
+    } catch (err) {
+      if (!err || err.code !== "game_not_found") return;  // no archive here: no line
+    }
+    await new Promise((resolve) => { setTimeout(resolve, 1000); });
+  }
+}
+
+/** At game over: my accuracy and my luck (from the rated game's `ratings` event, or from the
+ * archive of a casual game), and a rated game's rating move, in words (v1.4). */
+function renderSkill(me) {
+  if (me && identity && !model.rated && (!archivedSkill || archivedSkill.room !== model.room)) {
+    loadSkill(model.room, me);
+  }
+  const casual = archivedSkill && archivedSkill.room === model.room
+    && archivedSkill.accuracy !== null ? archivedSkill : null;
+  const mine = (model.ratings || []).find((r) => r.player === me) || casual;
+  $("skill-line").hidden = !mine;
+  if (!mine) return;
+  const parts = [];
+  if (mine.accuracy !== null && mine.accuracy !== undefined) {
+    parts.push(`You played ${mine.accuracy.toFixed(1)} % accurately`);
+  }
+  if (mine.luck !== null && mine.luck !== undefined) {
+    const points = Math.abs(mine.luck).toFixed(0);
+    parts.push(`the dice were ${points} points ${mine.luck >= 0 ? "kinder" : "less kind"} ` +
+      "than average");
+  }
+  if (mine.before !== undefined) {
+    parts.push(`your rating went from ${mine.before} to ` +
+      `${shownRating(mine.after, mine.provisional)}`);
+  }
+  const text = parts.join("; ");
+  $("skill-line").textContent = text.charAt(0).toUpperCase() + text.slice(1) + ".";
 }
 
 /** The rematch at game over: Rematch, or who offered it and Accept; spectators of a room
@@ -2139,6 +2277,13 @@ function wireControls() {
     stepReplay(stepOf(Number($("replay-turn").value), null)));
   $("replay-close").addEventListener("click", () => { replay = null; render(); });
   $("profile-close").addEventListener("click", () => { profile = null; render(); });
+  $("boards-close").addEventListener("click", () => { boards = null; render(); });
+  for (const button of document.querySelectorAll("#board-choice button")) {
+    button.addEventListener("click", () => openBoards(button.dataset.board, boards.period));
+  }
+  for (const button of document.querySelectorAll("#period-choice button")) {
+    button.addEventListener("click", () => openBoards(boards.board, button.dataset.period));
+  }
   $("replay-analysis-button").addEventListener("click", () => {
     loadAnalysis(replay.room, { replayView: true });
     renderReplay();

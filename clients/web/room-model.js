@@ -49,6 +49,8 @@ export function fromSnapshot(snapshot) {
     // room, who offered it first: only known from the event, its invite code if private).
     autoStart: s.auto_start ?? null, computerDelayMs: s.computer_delay_ms ?? null,
     rematchRoom: s.rematch_room ?? null, rematchBy: null, rematchInvite: null,
+    // v1.4: a rated room; its ratings, told after the game is archived (only by the event)
+    rated: s.rated ?? false, ratings: [],
   };
 }
 
@@ -183,6 +185,7 @@ const APPLY = {
     Object.assign(model, { rematchRoom: ev.rematch_room, rematchBy: ev.player,
       rematchInvite: ev.invite_code ?? null });
   },
+  ratings(model, ev) { model.ratings = ev.players; },  // v1.4: a rated game's ratings moved
 };
 
 /**
@@ -222,6 +225,9 @@ export function describeEvent(model, ev) {
       return `${name(ev.player)} scored ${ev.points} in ${LABELS[ev.box] || ev.box}` +
         (ev.joker ? " (Joker)" : "") + (ev.automatic ? " (time out)" : "");
     case "rematch_offered": return `${name(ev.player)} offers a rematch`;
+    case "ratings":
+      return "Ratings: " + ev.players.map((r) =>
+        `${name(r.player)} ${r.before} → ${r.after}${r.provisional ? "?" : ""}`).join(", ");
     case "game_over": {
       const winners = ev.results.filter((r) => r.place === 1).map((r) => r.name);
       return winners.length ? `Game over: ${winners.join(" and ")} won` : "Game over";

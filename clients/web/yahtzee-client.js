@@ -956,3 +956,19 @@ export function fetchGame(base, game, options = {}) {
   return getJson(`${httpBase(base)}/games/${encodeURIComponent(game)}`, bearer(options.token),
     options.fetch);
 }
+
+/**
+ * A leaderboard (v1.4, `GET /leaderboards/{board}`): {board, family, period, players,
+ * rows: [{rank, player, name, value, provisional}], references: [{level, value}]}.
+ * @param {string} base
+ * @param {"result"|"decision"|"best_score"} board
+ * @param {{period?: "today"|"week"|"all", family?: "yahtzee"|"yatzy", around?: string|null,
+ *   limit?: number, fetch?: typeof fetch}} [options]
+ */
+export function fetchLeaderboard(base, board, options = {}) {
+  const query = new URLSearchParams({ period: options.period || "all",
+    family: options.family || "yahtzee", limit: String(options.limit || 20) });
+  if (options.around) query.set("around", options.around);
+  return getJson(`${httpBase(base)}/leaderboards/${encodeURIComponent(board)}?${query}`,
+    {}, options.fetch);
+}

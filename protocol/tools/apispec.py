@@ -210,9 +210,9 @@ def _object(*required: str) -> dict[str, Any]:
     return {"type": "object", "required": list(required)}
 
 
-def _id(description: str) -> dict[str, Any]:
+def _id(description: str, name: str = "id") -> dict[str, Any]:
     return {
-        "name": "id",
+        "name": name,
         "in": "path",
         "required": True,
         "description": description,
@@ -229,6 +229,21 @@ def _query(
     if default is not None:
         schema["default"] = default
     return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+def _enum_query(name: str, values: tuple[str, ...], default: str) -> dict[str, Any]:
+    schema = {"type": "string", "enum": list(values), "default": default}
+    return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+def _string_query(name: str, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": {"type": "string", "minLength": 1},
+    }
 
 
 _BEARER: Final = {
@@ -433,6 +448,25 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
             "404": _text("text/plain", "Not a sandbox server: the route does not exist."),
             "413": _error("`frame_too_large`: a body above `limits.max_frame_bytes`."),
             "503": _error("`unavailable`: the storage does not answer."),
+        },
+    ),
+    "/leaderboards/{board}": (
+        "A leaderboard: result or decision ratings, or best scores (13.16, v1.4)",
+        [
+            _id("`result`, `decision` or `best_score`.", "board"),
+            _enum_query("period", ("today", "week", "all"), "all"),
+            _enum_query("family", ("yahtzee", "yatzy"), "yahtzee"),
+            _query("limit", 1, 100, 20),
+            _string_query("around", "A player id: the rows centred on that player."),
+        ],
+        {
+            "200": _json(
+                _object("board", "family", "period", "players", "rows", "references"),
+                "The rows (rank, player, name, value, provisional) and the computer levels.",
+            ),
+            "400": _error("`unknown_period`, `out_of_range`, `invalid_field`."),
+            "404": _error("`unknown_board`."),
+            **_DATABASE,
         },
     ),
 }

@@ -66,6 +66,8 @@ from protocol.messages import (
     QuickPlayMatched,
     QuickPlayResult,
     QuickPlayStatus,
+    RatingChange,
+    RatingsChanged,
     Rejoin,
     RejoinResult,
     Release,
@@ -1040,6 +1042,52 @@ cancel_quick_play = CancelQuickPlay(id="q2")
 ack_cancel_quick_play = make_ack(cancel_quick_play, CancelQuickPlayResult())
 
 
+# --------------------------------------------------------------------------------------------
+# v1.4: rated rooms and their ratings
+# --------------------------------------------------------------------------------------------
+# Ann (a remembered player) creates a rated room; Bob, another remembered player, joins. After
+# game over (seq 161) the archiver writes the game and the room hears how the ratings moved.
+
+BOB_IDENTITY: Final = "uBob7Hn3Vc2p"
+RATED: Final = "r-Rated1"
+create_room_rated = CreateRoom(id="f1", seats=2, public=True, rated=True)
+ratings_changed = RatingsChanged(
+    room=RATED,
+    seq=162,
+    family=Rules.YAHTZEE,
+    players=(
+        RatingChange(
+            player=ANN,
+            identity=ANN_IDENTITY,
+            before=1500,
+            after=1658,
+            provisional=True,
+            accuracy=98.71,
+            luck=-20.3,
+            decision_rating=2661,
+        ),
+        RatingChange(
+            player=BOB,
+            identity=BOB_IDENTITY,
+            before=1500,
+            after=1342,
+            provisional=True,
+            accuracy=95.02,
+            luck=-35.8,
+            decision_rating=2128,
+        ),
+    ),
+)
+error_identity_required = make_error(
+    ErrorCode.IDENTITY_REQUIRED,
+    "f2",
+    message="a rated room seats remembered players only",
+)
+error_rated_no_computers = make_error(
+    ErrorCode.RATED_NO_COMPUTERS, "f3", message="computers cannot sit in a rated room"
+)
+
+
 def _without_field(message: ServerMessage, name: str) -> str:
     value = msgspec.json.decode(msgspec.json.encode(message))
     del value[name]
@@ -1080,6 +1128,7 @@ CLIENT_EXAMPLES: Final[tuple[tuple[str, ClientMessage], ...]] = (
     ("hint", hint),
     ("take_bonus", take_bonus),
     ("create_room_auto_start", create_room_auto_start),
+    ("create_room_rated", create_room_rated),
     ("offer_rematch", offer_rematch),
     ("create_room_correspondence", create_room_correspondence),
     ("quick_play", quick_play),
@@ -1256,6 +1305,9 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("spectators", spectators),
     ("rematch_offered", rematch_offered),
     ("rematch_offered_private", rematch_offered_private),
+    ("ratings", ratings_changed),
+    ("error_identity_required", error_identity_required),
+    ("error_rated_no_computers", error_rated_no_computers),
 )
 
 
@@ -2021,6 +2073,15 @@ _ARCHIVED_PLAYERS = (
         "upper_bonus": True,
         "yahtzees": 1,
         "accuracy": 0.8421,
+        "skill": {
+            "decisions": 41,
+            "expected_start": 254.5877,
+            "total_loss": 3.28,
+            "luck": 2.6923,
+            "accuracy": 98.7116,
+            "rating_before": None,
+            "rating_after": None,
+        },
     },
     {
         "seat": 1,
@@ -2036,6 +2097,7 @@ _ARCHIVED_PLAYERS = (
         "upper_bonus": False,
         "yahtzees": 0,
         "accuracy": 0.7105,
+        "skill": None,
     },
 )
 _ARCHIVED_GAME: Final = {
@@ -2049,6 +2111,7 @@ _ARCHIVED_GAME: Final = {
     "seats": 2,
     "turn_seconds": 60,
     "hints": True,
+    "rated": False,
     "created_ms": T0,
     "finished_ms": _FINISHED_MS,
     "dice_commitment": game_started.dice_commitment,
@@ -2112,6 +2175,18 @@ HTTP_EXAMPLES = (
             "yahtzee_rate": 0.4167,
             "upper_bonus_rate": 0.6667,
             "accuracy": 0.8312,
+            "ratings": {
+                "yahtzee": {
+                    "rating": 1712,
+                    "rating_provisional": False,
+                    "rated_games": 9,
+                    "decision_rating": 2488,
+                    "decision_provisional": False,
+                    "analysed_games": 12,
+                    "accuracy": 97.95,
+                    "luck": 3.1,
+                }
+            },
         },
         "v1.3: statistics over the player's archived games (private ones only for the player "
         "themself); rates are shares of games, accuracy the share of optimal decisions.",
@@ -2209,5 +2284,67 @@ HTTP_EXAMPLES = (
         msgspec.json.encode(_ARCHIVED_GAME).decode() + "\n",
         "Public games finished at or after since (Unix ms), oldest first, one JSON object a "
         "line (application/x-ndjson).",
+    ),
+    HttpExample(
+        "leaderboard",
+        "/leaderboards/{board}",
+        f"/leaderboards/decision?period=week&around={ANN_IDENTITY}&limit=3",
+        (),
+        200,
+        {
+            "board": "decision",
+            "family": "yahtzee",
+            "period": "week",
+            "players": 57,
+            "rows": [
+                {
+                    "rank": 4,
+                    "player": "uZoe8Kd1Fs5m",
+                    "name": "Zoë",
+                    "value": 2540,
+                    "provisional": False,
+                },
+                {
+                    "rank": 5,
+                    "player": ANN_IDENTITY,
+                    "name": "Ann",
+                    "value": 2488,
+                    "provisional": False,
+                },
+                {
+                    "rank": 6,
+                    "player": BOB_IDENTITY,
+                    "name": "Bob",
+                    "value": 2301,
+                    "provisional": True,
+                },
+            ],
+            "references": [
+                {"level": "easy", "value": 1675},
+                {"level": "medium", "value": 2145},
+                {"level": "hard", "value": 2588},
+                {"level": "optimal", "value": 3000},
+            ],
+        },
+        "v1.4: the three rows around Ann on this week's decision-rating board; `references` "
+        "are the computer levels' decision ratings (the decision board only).",
+    ),
+    HttpExample(
+        "leaderboard_unknown",
+        "/leaderboards/{board}",
+        "/leaderboards/luck",
+        (),
+        404,
+        _http_error("unknown_board", "board must be one of result, decision, best_score"),
+        "Boards: result, decision, best_score.",
+    ),
+    HttpExample(
+        "leaderboard_bad_period",
+        "/leaderboards/{board}",
+        "/leaderboards/result?period=month",
+        (),
+        400,
+        _http_error("unknown_period", "period must be one of today, week, all"),
+        "Periods: today, week, all (UTC); an unknown family answers the same code.",
     ),
 )

@@ -22,7 +22,7 @@ import msgspec
 import protocol.messages as pm
 from protocol import fairdice
 from protocol.errors import ERROR_CODES, ErrorCode
-from protocol.types import Box, FirstPlayer, Level
+from protocol.types import Box, FirstPlayer, Level, Rules
 from server import game
 from server.domain import room
 from server.domain.events import Occurred
@@ -115,6 +115,24 @@ def _room_event(event: room.RoomEvent, head: dict[str, Any]) -> pm.Event:
     if isinstance(event, room.RematchOffer):
         return pm.RematchOffered(
             **head, player=event.player, rematch_room=event.room, invite_code=event.invite
+        )
+    if isinstance(event, room.RatingsAnnounced):
+        return pm.RatingsChanged(
+            **head,
+            family=Rules(event.family),
+            players=tuple(
+                pm.RatingChange(
+                    player=line.player,
+                    identity=line.identity,
+                    before=line.before,
+                    after=line.after,
+                    provisional=line.provisional,
+                    accuracy=line.accuracy,
+                    luck=line.luck,
+                    decision_rating=line.decision_rating,
+                )
+                for line in event.lines
+            ),
         )
     return pm.Spectators(**head, count=event.count)
 
@@ -264,7 +282,12 @@ def wire_events(
     for event, state in events:
         head: dict[str, Any] = {"room": room_id, "seq": first_seq + len(out)}
         if isinstance(
-            event, room.PlayerBack | room.PlayerAway | room.SpectatorCount | room.RematchOffer
+            event,
+            room.PlayerBack
+            | room.PlayerAway
+            | room.SpectatorCount
+            | room.RematchOffer
+            | room.RatingsAnnounced,
         ):
             out.append(_room_event(event, head))
         else:

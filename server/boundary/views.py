@@ -98,6 +98,7 @@ def room_state(room_id: str, record: room.RoomRecord, grace_seconds: float = 0.0
         joker=game.joker_active(state) if rolled else False,
         hints=record.meta.hints,
         auto_start=record.meta.auto_start,
+        rated=record.meta.rated,
         computer_delay_ms=record.meta.computer_delay_ms,
         rematch_room=record.rematch.room if record.rematch is not None else None,
         correspondence=correspondence(record),

@@ -41,6 +41,7 @@ def encode_record(record: RoomRecord) -> bytes:
                 "computer_delay_ms": meta.computer_delay_ms,
                 "auto_start": meta.auto_start,
                 "correspondence": meta.correspondence,
+                "rated": meta.rated,
             },
             "connected": record.connected,
             "owners": record.owners,
@@ -53,6 +54,7 @@ def encode_record(record: RoomRecord) -> bytes:
             "draws": record.draws,
             "computer_ms": record.computer_ms,
             "game_seq": record.game_seq,
+            "ratings_told": record.ratings_told,
             "rematch": (
                 None
                 if record.rematch is None
@@ -81,6 +83,7 @@ def decode_record(raw: bytes) -> RoomRecord:
             computer_delay_ms=meta.get("computer_delay_ms", 0),
             auto_start=meta.get("auto_start", False),
             correspondence=meta.get("correspondence", False),
+            rated=meta.get("rated", False),
         ),
         connected=data["connected"],
         owners=data["owners"],
@@ -94,4 +97,5 @@ def decode_record(raw: bytes) -> RoomRecord:
         computer_ms=data.get("computer_ms"),
         game_seq=data.get("game_seq"),
         rematch=Rematch(*data["rematch"]) if data.get("rematch") else None,
+        ratings_told=data.get("ratings_told", False),
     )

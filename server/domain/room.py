@@ -123,7 +123,29 @@ class RematchOffer:
     invite: str | None
 
 
-RoomEvent = PlayerBack | PlayerAway | SpectatorCount | RematchOffer
+@dataclass(frozen=True, slots=True)
+class RatingLine:
+    """What an archived game did to one person's ratings (the ``ratings`` event's entry)."""
+
+    player: str
+    identity: str
+    before: int
+    after: int
+    provisional: bool
+    accuracy: float | None = None
+    luck: float | None = None
+    decision_rating: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RatingsAnnounced:
+    """The ratings a rated game moved, told to the room once its archive row is committed."""
+
+    family: str
+    lines: tuple[RatingLine, ...]
+
+
+RoomEvent = PlayerBack | PlayerAway | SpectatorCount | RematchOffer | RatingsAnnounced
 
 
 # -- the record ---------------------------------------------------------------------------------
@@ -149,6 +171,8 @@ class RoomMeta:
     correspondence: bool = False
     """A correspondence room (protocol 1.4): ``turn_seconds`` is its long clock (hours to
     days); the room lives as long as its game runs, and nobody is treated as absent."""
+    rated: bool = False
+    """A rated room: every person has an identity, no computer sits, the result moves ratings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +203,8 @@ class RoomRecord:
     computer_ms: int | None = None
     game_seq: int | None = None
     rematch: Rematch | None = None
+    ratings_told: bool = False
+    """The ``ratings`` event of this room's rated game is in its log (it is told once)."""
 
     def replace(self, **changes: Any) -> RoomRecord:
         """A copy with ``changes``."""
@@ -198,6 +224,7 @@ def new_record(
     computer_delay_ms: int = 0,
     auto_start: bool = False,
     correspondence: bool = False,
+    rated: bool = False,
 ) -> RoomRecord:
     """A fresh room around a new game."""
     meta = RoomMeta(
@@ -211,6 +238,7 @@ def new_record(
         computer_delay_ms,
         auto_start,
         correspondence,
+        rated,
     )
     return RoomRecord(game=state, meta=meta)
 

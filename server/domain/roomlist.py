@@ -44,6 +44,7 @@ def summary(room_id: str, record: RoomRecord, grace_seconds: float = 0.0) -> dic
         ),
         "hints": record.meta.hints,
         "auto_start": record.meta.auto_start,
+        "rated": record.meta.rated,
         "computer_delay_ms": record.meta.computer_delay_ms,
         "ghost_at": ghost_at(record, grace_seconds),
     }

@@ -21,25 +21,94 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 
 import redis.exceptions
 
+import protocol.messages as pm
+from protocol.codec import decode_server
+from protocol.errors import ErrorCode
+from protocol.transport import Encoding
 from server import game
+from server.boundary import views
 from server.domain import record_format, room
+from server.domain.events import occurred
+from server.domain.rating import Skill
 from server.domain.timing import now_ms
+from server.service.outcomes import Cached, Change
+from server.service.rooms import GameService, ServiceError
+from server.solver import Table
 from server.storage.archive import Archive
-from server.storage.archived_game import archived_game
+from server.storage.archived_game import ArchivedGame, archived_game, to_utc
+from server.storage.leaderboards import Leaderboards
 from server.storage.pending import PendingArchive
 from server.storage.postgres import DATABASE_ERRORS
 from server.storage.redis_store import RedisStore
+from server.strategy import computers
 
-__all__ = ["Analyse", "Archiver"]
+__all__ = ["Analyse", "Announce", "Archiver", "Review", "ratings_teller"]
 
 log = logging.getLogger("yahtzee.archive")
 
-Analyse = Callable[[room.RoomRecord, list[bytes]], Awaitable[Mapping[str, float] | None]]
-"""The players' accuracy (share of optimal decisions) in a finished game, or None when the
-strategy table of its rules is not loaded."""
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """What the solver's analysis of a finished game gives the archive, by player id: the
+    share of optimal decisions, and the skill and luck (README "Ratings")."""
+
+    accuracy: Mapping[str, float]
+    skills: Mapping[str, Skill]
+
+
+Analyse = Callable[[room.RoomRecord, list[bytes]], Awaitable[Review | None]]
+"""The review of a finished game, or None when the strategy table of its rules is not
+loaded."""
+
+Announce = Callable[[str, room.RatingsAnnounced], Awaitable[None]]
+"""Tells a room the ratings its game moved (a ``ratings`` event in its log), once."""
+
+
+def review_game(table: Table, record: room.RoomRecord, log_entries: list[bytes]) -> Review:
+    """Each player's share of optimal decisions, and skill and luck: ``V0`` the table's
+    expectation of a new card, the loss the sum of the decisions' expected losses, the final
+    score the card's grand total (README "Ratings"). CPU-bound: run it in a thread."""
+    decoded = [decode_server(data, Encoding.MSGPACK) for data in log_entries]
+    events = views.engine_events(e for e in decoded if isinstance(e, pm.Event))
+    analysis = computers.analyse(table, events)
+    finals = {p.player_id: p.card.totals().grand for p in record.game.players}
+    accuracy: dict[str, float] = {}
+    skills: dict[str, Skill] = {}
+    for player in analysis.players:
+        decisions = list(player.decisions)
+        if decisions:
+            good = sum(1 for d in decisions if d.loss <= 1e-9)
+            accuracy[player.player] = good / len(decisions)
+        if player.player in finals:
+            skills[player.player] = Skill(
+                len(decisions), player.total_loss, table.expected, finals[player.player]
+            )
+    return Review(accuracy, skills)
+
+
+def ratings_teller(service: GameService) -> Announce:
+    """An :data:`Announce` that commits the event to the room (nothing when the room told it
+    before, or is gone: the ratings stay on the players' profiles)."""
+
+    async def tell(room_id: str, event: room.RatingsAnnounced) -> None:
+        def step(cached: Cached) -> Change | None:
+            record = cached.record
+            if record.ratings_told:
+                return None
+            record = record.replace(ratings_told=True)
+            return Change(record, occurred([event], record.game))
+
+        try:
+            await service.transact(room_id, step)
+        except ServiceError as exc:
+            if exc.code != ErrorCode.ROOM_NOT_FOUND:
+                raise
+
+    return tell
 
 
 class Archiver:
@@ -58,6 +127,8 @@ class Archiver:
         sweep_seconds: float = 300.0,
         clock: Callable[[], int] = now_ms,
         analyse: Analyse | None = None,
+        leaderboards: Leaderboards | None = None,
+        announce: Announce | None = None,
     ) -> None:
         self.store = store
         self.archive = archive
@@ -72,6 +143,8 @@ class Archiver:
         self._last_sweep = time.monotonic()
         self.clock = clock
         self.analyse = analyse
+        self.leaderboards = leaderboards
+        self.announce = announce
         self.archived = 0
         self.failures = 0
         #: rooms due at the start of the last pass
@@ -129,9 +202,20 @@ class Archiver:
         entries = await self.store.read_events(room_id, 0)
         events = [data for _, data in entries]
         fields = await self.store.seat_fields(room_id)
-        accuracy = await self.analyse(record, events) if self.analyse is not None else None
-        item = archived_game(room_id, record, events, fields, finished_ms, accuracy)
+        review = await self.analyse(record, events) if self.analyse is not None else None
+        item = archived_game(
+            room_id,
+            record,
+            events,
+            fields,
+            finished_ms,
+            review.accuracy if review else None,
+            review.skills if review else None,
+        )
         new = await self.archive.write(item)
+        # after the commit, and again when a retry finds the game archived (both idempotent):
+        # a crash between the commit and here loses neither the boards nor the announcement
+        await self._publish(room_id, record, item)
         await self.pending.done(room_id)
         if record.game.phase == game.Phase.FINISHED:  # Redis keeps it only a grace longer
             await self.pending.expire_soon(room_id, self.grace_ms)
@@ -139,6 +223,34 @@ class Archiver:
             self.archived += 1
             log.info("archive: game %s archived (%d events)", item.id, len(events))
         return new
+
+    async def _publish(self, room_id: str, record: room.RoomRecord, item: ArchivedGame) -> None:
+        """Put the game's values on the leaderboards and tell a rated room its ratings."""
+        if item.outcome != "finished" or (self.leaderboards is None and self.announce is None):
+            return
+        ratings = self.archive.ratings
+        if self.leaderboards is not None:
+            boards = await ratings.game_board_rows(item.id)
+            for board, rows in boards.items():
+                await self.leaderboards.put(board, item.family, to_utc(item.finished_ms), rows)
+        if self.announce is None or not item.rated or record.ratings_told:
+            return
+        lines = tuple(
+            room.RatingLine(
+                player=r.player_id,
+                identity=r.identity_id,
+                before=r.before,
+                after=r.after,
+                provisional=r.provisional,
+                accuracy=r.accuracy,
+                luck=r.luck,
+                decision_rating=r.decision_rating,
+            )
+            for r in await ratings.game_ratings(item.id)
+            if r.before is not None and r.after is not None
+        )
+        if lines:
+            await self.announce(room_id, room.RatingsAnnounced(item.family, lines))
 
     async def _expiring(self, room_id: str, record: room.RoomRecord) -> bool:
         """A started, unfinished game whose room expires soon (it is archived as abandoned)."""

@@ -291,6 +291,7 @@ class GameService:
         auto_start: bool = False,
         correspondence_seconds: int | None = None,
         dice_seed: str | None = None,
+        rated: bool = False,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already; ``dice_seed``
@@ -307,6 +308,8 @@ class GameService:
             raise ServiceError(
                 "unsupported", f"turn_seconds must be 0..{self.settings.max_turn_seconds} here"
             )
+        if rated and computers:
+            raise _no_computers()
         state = game.new_game(options, seats)  # raises GameError on bad seats/options
         if not public and invite is None:
             invite = steps.new_invite()
@@ -323,6 +326,7 @@ class GameService:
             ),
             auto_start=auto_start,
             correspondence=correspondence_seconds is not None,
+            rated=rated,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -347,6 +351,8 @@ class GameService:
     ) -> Change:
         """The change that seats a computer player of ``level`` (its events after those of
         ``so_far``); the result names its player id and seat."""
+        if record.meta.rated:
+            raise _no_computers()
         player = "c" + secrets.token_hex(6)
         name = computers.pick_name(record.game, name)
         record, events = self.apply(room_id, record, [game.Join(player, name, computer=level)])
@@ -392,3 +398,9 @@ class GameService:
             return Change(record, events)
 
         return await self.transact(room_id, step, cache_key)
+
+
+def _no_computers() -> ServiceError:
+    """A computer may not sit in a rated room: it has no rating and would make the result
+    ratings measure the computer's level (README "Ratings")."""
+    return ServiceError(ErrorCode.RATED_NO_COMPUTERS, "computers cannot sit in a rated room")

@@ -71,6 +71,10 @@ class Seats:
             record = cached.record
             if not room.invite_matches(record, invite):
                 raise _invite_required()
+            if record.meta.rated and identity is None:
+                raise ServiceError(
+                    ErrorCode.IDENTITY_REQUIRED, "a rated room seats remembered players only"
+                )
             known = record.join_keys.get(key_hash) if key_hash else None
             seated = record.game.player(known) if known else None
             if known is not None and seated is not None and not seated.forfeited:
@@ -211,6 +215,7 @@ class Seats:
             computer_delay_ms=meta.computer_delay_ms,
             computers=[(p.computer, p.name) for p in state.players if p.computer is not None],
             auto_start=True,
+            rated=meta.rated,
         )
         return room.Rematch(new_id, invite, secret)
 

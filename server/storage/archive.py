@@ -27,6 +27,7 @@ from server.storage.archived_game import (
     to_utc,
 )
 from server.storage.postgres import Database
+from server.storage.ratings import RatingsStore
 
 __all__ = ["Archive"]
 
@@ -45,8 +46,8 @@ def _enc_hook(value: Any) -> Any:
 _INSERT_GAME = """
 INSERT INTO games (id, room_id, game_no, outcome, public, room_name, options, seats,
                    turn_seconds, hints, created_at, finished_at, dice_commitment, server_seed,
-                   player_seeds, final_state, event_count)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                   player_seeds, final_state, event_count, rated)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 RETURNING id
 """
@@ -65,6 +66,7 @@ class Archive:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.ratings = RatingsStore(db)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -93,6 +95,7 @@ class Archive:
                     Jsonb(item.player_seeds),
                     Jsonb(item.final_state),
                     len(item.events),
+                    item.rated,
                 ),
             )
             if await cur.fetchone() is None:
@@ -125,6 +128,8 @@ class Archive:
                 "INSERT INTO game_logs (game_id, events) VALUES (%s, %s)",
                 (item.id, Jsonb(_jsonable(item.events))),
             )
+            # the ratings move in this transaction: exactly once, with the archive row
+            await self.ratings.record_game(conn, item)
         return True
 
     # -- reading ------------------------------------------------------------------------------
@@ -142,9 +147,13 @@ class Archive:
             if row is None:
                 return None
             await cur.execute(
-                "SELECT seat, player_id, name, computer, identity_id, place, total, forfeited,"
-                " scores, yahtzee_bonuses, upper_bonus, yahtzees, accuracy"
-                " FROM game_players WHERE game_id = %s ORDER BY seat",
+                "SELECT gp.seat, player_id, name, gp.computer, gp.identity_id, place, total,"
+                " forfeited, scores, yahtzee_bonuses, upper_bonus, yahtzees, gp.accuracy,"
+                " s.decisions, s.total_loss, s.expected_start, s.luck,"
+                " s.accuracy AS accuracy_percent, s.rating_before, s.rating_after"
+                " FROM game_players gp LEFT JOIN game_skill s"
+                " ON s.game_id = gp.game_id AND s.seat = gp.seat"
+                " WHERE gp.game_id = %s ORDER BY gp.seat",
                 (row["id"],),
             )
             players = await cur.fetchall()
@@ -233,6 +242,7 @@ class Archive:
             "yahtzee_rate": _round(stats["yahtzee_rate"]),
             "upper_bonus_rate": _round(stats["upper_bonus_rate"]),
             "accuracy": _round(stats["accuracy"]),
+            "ratings": await self.ratings.profile(identity_id),
         }
 
     async def games_of(
@@ -324,6 +334,7 @@ def _game_body(
         "seats": row["seats"],
         "turn_seconds": row["turn_seconds"],
         "hints": row["hints"],
+        "rated": row["rated"],
         "created_ms": to_ms(row["created_at"]),
         "finished_ms": to_ms(row["finished_at"]),
         "dice_commitment": row["dice_commitment"],
@@ -344,6 +355,7 @@ def _game_body(
                 "upper_bonus": p["upper_bonus"],
                 "yahtzees": p["yahtzees"],
                 "accuracy": _round(p["accuracy"]),
+                "skill": _skill(p),
             }
             for p in players
         ],
@@ -352,3 +364,19 @@ def _game_body(
     if events is not None:
         body["events"] = events
     return body
+
+
+def _skill(seat: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A seat's skill and luck (README "Ratings"), and its result rating before and after a
+    rated game; None when the seat was not analysed."""
+    if seat.get("total_loss") is None and seat.get("rating_after") is None:
+        return None
+    return {
+        "decisions": seat["decisions"],
+        "expected_start": _round(seat["expected_start"]),
+        "total_loss": _round(seat["total_loss"]),
+        "luck": _round(seat["luck"]),
+        "accuracy": _round(seat["accuracy_percent"]),
+        "rating_before": None if seat["rating_before"] is None else round(seat["rating_before"]),
+        "rating_after": None if seat["rating_after"] is None else round(seat["rating_after"]),
+    }

@@ -14,6 +14,7 @@ import msgspec
 from protocol import fairdice
 from server import game
 from server.domain import room
+from server.domain.rating import Skill
 
 __all__ = [
     "GAME_NO",
@@ -68,6 +69,8 @@ class ArchivedSeat:
     upper_bonus: bool
     yahtzees: int
     accuracy: float | None = None
+    skill: Skill | None = None
+    """Skill and luck (None: not analysed, or a forfeited seat)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,13 @@ class ArchivedGame:
     final_state: dict[str, Any]
     events: list[Any]
     players: list[ArchivedSeat] = field(default_factory=list)
+    rated: bool = False
+    """A rated room (protocol 1.4): a finished game moves its persons' result ratings."""
+
+    @property
+    def family(self) -> str:
+        """The rule family ratings are kept per: ``yahtzee`` or ``yatzy``."""
+        return str(self.options.get("rules", "yahtzee"))
 
     @property
     def id(self) -> str:
@@ -112,6 +122,7 @@ def archived_game(
     seat_fields: Mapping[str, str],
     finished_ms: int,
     accuracy: Mapping[str, float] | None = None,
+    skills: Mapping[str, Skill] | None = None,
 ) -> ArchivedGame:
     """The archive's form of a room whose game ended (``log``: its events, MessagePack)."""
     state = record.game
@@ -142,6 +153,7 @@ def archived_game(
                 upper_bonus=totals.upper_bonus > 0,
                 yahtzees=_yahtzees(p.card),
                 accuracy=(accuracy or {}).get(p.player_id),
+                skill=None if p.forfeited or not over else (skills or {}).get(p.player_id),
             )
         )
     seed = bytes.fromhex(record.meta.dice_seed)
@@ -164,4 +176,5 @@ def archived_game(
         final_state=as_dict,
         events=events,
         players=seats,
+        rated=record.meta.rated,
     )

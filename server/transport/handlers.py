@@ -176,6 +176,13 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     if not _creation_allowed(ctx):
         raise ServiceError(ErrorCode.RATE_LIMITED, "room creation quota used up: wait a minute")
     options = translate.engine_options(command.options)
+    if command.rated:
+        if ctx.credential is not None and ctx.identity is None:
+            await _remembered(ctx)
+        if ctx.identity is None:
+            raise ServiceError(
+                ErrorCode.IDENTITY_REQUIRED, "a rated room is created by a remembered player"
+            )
     if len(command.computers) >= command.seats:
         raise ServiceError(ErrorCode.INVALID_FIELD, "leave at least one seat for a person")
     if command.computers:
@@ -194,6 +201,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         correspondence_seconds=(
             command.correspondence.seconds_per_move if command.correspondence else None
         ),
+        rated=command.rated,
     )
     return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 

@@ -9,6 +9,7 @@
     GET    /players/{id}/turns      the player's correspondence games and turns (v1.4; own only)
     GET    /games/export            public games finished since ``since`` (Unix ms), NDJSON
     GET    /games/{id}              one archived game (``<room>.<n>`` or a room id)
+    GET    /leaderboards/{board}    a leaderboard (period, family, limit, around), from Redis
 
 Credentials travel only in the Authorization header, never in URLs. A private room's game is
 shown only to its players (their Bearer credential); to anyone else it does not exist (404).
@@ -24,12 +25,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
+import redis.exceptions
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from server.service.identities import IdentityError
+from server.storage.archived_game import to_utc
+from server.storage.leaderboards import PERIODS
 from server.storage.postgres import DATABASE_ERRORS
+from server.storage.ratings import BOARDS, FAMILIES
+from server.strategy.calibration import DECISION_RATINGS
 from server.transport.connection import TokenBucket
 
 __all__ = ["bearer", "routes"]
@@ -75,6 +81,8 @@ def _guarded(handler: Handler) -> Handler:
             return _error(exc.code, exc.message, exc.status)
         except DATABASE_ERRORS as exc:
             return _error("unavailable", f"player database unavailable: {exc}", 503)
+        except redis.exceptions.RedisError as exc:
+            return _error("unavailable", f"storage unavailable: {type(exc).__name__}", 503)
 
     guarded.__name__ = handler.__name__
     guarded.__doc__ = handler.__doc__
@@ -245,6 +253,58 @@ async def export(request: Request) -> Response:
     return StreamingResponse(lines(), media_type="application/x-ndjson")
 
 
+def _choice(request: Request, name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = request.query_params.get(name, default)
+    if value not in allowed:
+        raise IdentityError("unknown_period", f"{name} must be one of {', '.join(allowed)}")
+    return value
+
+
+@_guarded
+async def leaderboard(request: Request) -> Response:
+    """A leaderboard, served from Redis (README "Leaderboards")."""
+    players = _players(request)
+    board = request.path_params["board"]
+    if board not in BOARDS:
+        return _error("unknown_board", f"board must be one of {', '.join(BOARDS)}", 404)
+    period = _choice(request, "period", "all", PERIODS)
+    family = _choice(request, "family", "yahtzee", FAMILIES)
+    limit = _int(request, "limit", 20, 1, 100)
+    around = request.query_params.get("around") or None
+    now = to_utc(players.rt.service.clock())
+    rows, size = await players.leaderboards.read(
+        board, family, period, now, limit=limit, around=around
+    )
+    body = {
+        "board": board,
+        "family": family,
+        "period": period,
+        "players": size,
+        "rows": [
+            {
+                "rank": r.rank,
+                "player": r.identity_id,
+                "name": r.name,
+                "value": _shown(board, r.value),
+                "provisional": r.provisional,
+            }
+            for r in rows
+        ],
+        "references": [
+            {"level": level, "value": value}
+            for level, value in (
+                DECISION_RATINGS.get(family, {}).items() if board == "decision" else ()
+            )
+        ],
+    }
+    return _json(body)
+
+
+def _shown(board: str, value: float) -> int:
+    """Ratings and scores are shown as integers (the sets keep the exact values)."""
+    return round(value)
+
+
 def routes() -> list[BaseRoute]:
     return [
         Route("/players", create_player, methods=["POST"]),
@@ -256,4 +316,5 @@ def routes() -> list[BaseRoute]:
         Route("/players/{player_id}/turns", player_turns, methods=["GET"]),
         Route("/games/export", export, methods=["GET"]),
         Route("/games/{game_id}", get_game, methods=["GET"]),
+        Route("/leaderboards/{board}", leaderboard, methods=["GET"]),
     ]

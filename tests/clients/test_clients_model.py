@@ -18,10 +18,13 @@ from protocol import (
     PlayerLeft,
     PlayerReconnected,
     PreviewEntry,
+    RatingChange,
+    RatingsChanged,
     Rolled,
     RoomOptions,
     RoomState,
     RoomStatus,
+    Rules,
     Scored,
     Snapshot,
     Spectators,
@@ -173,6 +176,9 @@ def test_presence_spectators_and_game_over() -> None:
     assert model.current_player is None
     assert model.round == 13
     assert model.results == list(results)
+    line = RatingChange(player="pb", identity="uB", before=1500, after=1658, provisional=True)
+    model.apply(RatingsChanged(room=ROOM, seq=11, family=Rules.YAHTZEE, players=(line,)))
+    assert model.ratings == [line]  # v1.4: after game over, once the game is archived
 
 
 def test_leaving_the_lobby_frees_the_seat_and_moves_the_others_down() -> None:

@@ -1788,3 +1788,43 @@ async def test_quick_play_looks_for_players_then_says_computers_filled_the_seat(
     await expect(status).to_be_hidden()
     who = await page.evaluate("window.yahtzee.identity")
     assert who is not None  # quick play made the remembered player it needs
+
+
+async def test_the_page_shows_the_leaderboards_with_the_player_on_them(db_pages: Pages) -> None:
+    """v1.4: the header's Leaderboards link, the board and period choices, the player's own row
+    (best score of a finished public game) linking to their profile."""
+    from playwright.async_api import expect
+
+    from clients.players import PlayersError, fetch_game
+
+    page = await db_pages.open()
+    name = f"Lea Board {secrets.randbelow(10**5)}"
+    room, total = await play_solo_on_the_page(page, name)
+    who = await page.evaluate("window.yahtzee.identity")
+    async with asyncio.timeout(60):
+        while True:
+            try:
+                await asyncio.to_thread(fetch_game, db_pages.server.http, room)
+                break
+            except PlayersError as exc:
+                if exc.code != "game_not_found":
+                    raise
+            await asyncio.sleep(0.1)  # polling interval of a bounded wait
+    await page.click("#back")
+    await page.click("#boards-link")
+    await expect(page.locator("#leaderboards")).to_be_visible()
+    await page.wait_for_function("location.hash === '#/leaderboards/result'")
+    await page.click('#board-choice button[data-board="best_score"]')
+    mine = page.locator(f'#boards-rows tr[data-player="{who["player"]}"]')
+    await expect(mine).to_contain_text(name)
+    await expect(mine).to_contain_text(str(total))
+    await expect(mine).to_have_class("me")
+    await page.click('#period-choice button[data-period="today"]')
+    await expect(page.locator('#period-choice button[data-period="today"]')).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    await expect(mine).to_contain_text(str(total))
+    assert await axe_serious(page) == []
+    await mine.locator("a").click()
+    await expect(page.locator("#profile")).to_be_visible()
+    await expect(page.locator("#profile-name")).to_have_text(f"{name} (you)")

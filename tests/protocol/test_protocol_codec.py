@@ -108,6 +108,7 @@ def test_encode_writes_defaults_and_nested_objects() -> None:
         "computer_delay_ms": None,
         "auto_start": False,
         "correspondence": None,
+        "rated": False,
     }
 
 

@@ -50,8 +50,10 @@ HTTP_API = (
     "/players/{id}/turns",
     "/games/export",
     "/games/{id}",
+    "/leaderboards/{board}",
 )
-"""The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2, the lobby stream)."""
+"""The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2, the lobby stream,
+the leaderboards since v1.4)."""
 
 NOT_API = {"/", "/static", "/ws"}  # the web page, its files and the WebSocket endpoint
 
@@ -116,7 +118,7 @@ def _server_paths() -> set[str]:
     for route in server_app.routes():
         path = getattr(route, "path", None)
         if isinstance(path, str) and (not isinstance(route, Route) or "GET" in route.methods):
-            paths.add(re.sub(r"\{\w+\}", "{id}", path))
+            paths.add(re.sub(r"\{\w+_id\}", "{id}", path))  # /leaderboards/{board} stays
     return paths - NOT_API
 
 
@@ -133,10 +135,16 @@ def test_every_http_route_has_a_spec_section_and_a_vector(path: str) -> None:
 
 PROFILE_FIELDS = (
     "player", "name", "since_ms", "linked", "games", "wins", "average_score", "best_score",
-    "yahtzees", "yahtzee_rate", "upper_bonus_rate", "accuracy",
+    "yahtzees", "yahtzee_rate", "upper_bonus_rate", "accuracy", "ratings",
 )  # fmt: skip
-"""The fields of a player's profile (v1.3, SPEC.md 13.10)."""
+"""The fields of a player's profile (v1.3, SPEC.md 13.10; v1.4: ``ratings``)."""
+PROFILE_RATING_FIELDS = (
+    "rating", "rating_provisional", "rated_games", "decision_rating", "decision_provisional",
+    "analysed_games", "accuracy", "luck",
+)  # fmt: skip
+"""The fields of one rule family's ratings in a profile (v1.4, SPEC.md 13.10, 13.17)."""
 TURN_ENTRY_FIELDS = ("room", "my_turn", "deadline_ms", "round", "players", "on_turn")
+"""The fields of an entry of `GET /players/{id}/turns` (v1.4, SPEC.md 13.14)."""
 GAME_ROW_FIELDS = (
     "game", "room", "outcome", "public", "options", "finished_ms", "players", "seat", "place",
     "total", "forfeited", "accuracy",
@@ -145,13 +153,18 @@ GAME_ROW_FIELDS = (
 ARCHIVED_GAME_FIELDS = (
     "game", "room", "game_no", "outcome", "public", "name", "options", "seats", "turn_seconds",
     "hints", "created_ms", "finished_ms", "dice_commitment", "server_seed", "player_seeds",
-    "players", "event_count", "events",
+    "players", "event_count", "events", "rated",
 )  # fmt: skip
 """The fields of an archived game (v1.3, SPEC.md 13.12)."""
 ARCHIVED_SEAT_FIELDS = (
     "seat", "player", "name", "computer", "identity", "place", "total", "forfeited", "scores",
-    "yahtzee_bonuses", "upper_bonus", "yahtzees", "accuracy",
+    "yahtzee_bonuses", "upper_bonus", "yahtzees", "accuracy", "skill",
 )  # fmt: skip
+SKILL_FIELDS = (
+    "decisions", "expected_start", "total_loss", "luck", "accuracy", "rating_before",
+    "rating_after",
+)  # fmt: skip
+LEADERBOARD_ROW_FIELDS = ("rank", "player", "name", "value", "provisional")
 
 
 def _check_archived_game(body: dict[str, Any]) -> None:
@@ -160,6 +173,12 @@ def _check_archived_game(body: dict[str, Any]) -> None:
     _validator("RoomOptions").validate(body["options"])
     for seat in body["players"]:
         assert set(seat) == set(ARCHIVED_SEAT_FIELDS)
+        skill = seat["skill"]
+        if skill is not None:  # luck = final - V0 + loss (SPEC.md 13.17)
+            assert set(skill) == set(SKILL_FIELDS)
+            assert skill["luck"] == pytest.approx(
+                seat["total"] - skill["expected_start"] + skill["total_loss"], abs=1e-3
+            )
     for event in body["events"]:
         _validator("ServerMessage").validate(event)
 
@@ -220,6 +239,9 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
         assert set(body) == {"player", "name", "linked"}
     elif row["route"] == "/players/{id}":
         assert set(body) == set(PROFILE_FIELDS)
+        for family, ratings in body["ratings"].items():
+            assert family in ("yahtzee", "yatzy")
+            assert set(ratings) == set(PROFILE_RATING_FIELDS)
     elif row["route"] == "/players/{id}/games":
         assert set(body) == {"player", "games", "next_before"}
         for game_row in body["games"]:
@@ -234,6 +256,14 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
     elif row["route"] == "/games/export":
         for line in body.splitlines():
             _check_archived_game(json.loads(line))
+    elif row["route"] == "/leaderboards/{board}":
+        assert set(body) == {"board", "family", "period", "players", "rows", "references"}
+        ranks = [r["rank"] for r in body["rows"]]
+        assert ranks == list(range(ranks[0], ranks[0] + len(ranks)))
+        values = [r["value"] for r in body["rows"]]
+        assert values == sorted(values, reverse=True)
+        for board_row in body["rows"]:
+            assert set(board_row) == set(LEADERBOARD_ROW_FIELDS)
     elif row["route"] not in ("/healthz", "/metrics"):  # pragma: no cover - a new route
         raise AssertionError(f"no check for {row['route']}")
 
@@ -448,10 +478,12 @@ def test_every_server_vector_an_old_client_can_get_is_valid_for_it(
 
 def test_new_server_messages_are_only_those_old_clients_ignore_or_never_ask_for() -> None:
     new = {row["type"] for row in SERVER_ROWS if not _reaches_an_old_client("v1.1", row["value"])}
-    # v1.2, v1.3 events; v1.4: messages only a connection that sent `quick_play` gets
+    # v1.2, v1.3, v1.4 events (`ratings`: old clients ignore an unknown type, SPEC.md 14);
+    # v1.4: messages only a connection that sent `quick_play` gets
     assert new == {
         "bonus_taken",
         "rematch_offered",
+        "ratings",
         "ack",
         "quick_play_status",
         "quick_play_matched",

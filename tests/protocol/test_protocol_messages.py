@@ -143,7 +143,7 @@ def test_registries_match_the_unions() -> None:
         assert issubclass(cls, Command)
         assert cls.__struct_fields__[0] == "id"
     events = [cls for cls in SERVER_MESSAGE_TYPES.values() if issubclass(cls, Event)]
-    assert len(events) == 15
+    assert len(events) == 16
     for cls in events:
         assert cls.__struct_fields__[:2] == ("room", "seq")
 
