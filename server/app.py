@@ -48,7 +48,7 @@ from server.solver import SolverRules
 from server.storage.cluster_client import cluster_client
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
-from server.transport import background, endpoint, http, logs
+from server.transport import background, endpoint, http, logs, tournaments_http
 from server.transport import players_http as archive_http
 from server.transport.guard import ON_SHUTDOWN
 from server.transport.lobby import Lobby
@@ -153,6 +153,7 @@ def routes() -> list[BaseRoute]:
         Route("/rooms/{room_id}/events", http.room_events, methods=["GET"]),
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
         *archive_http.routes(),
+        *tournaments_http.routes(),
         # ENDPOINT_PATH (the WebSocket) is served by App itself, before Starlette's routing
     ]
 

@@ -25,10 +25,13 @@ from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
 from server.service.archiver import Archiver
 from server.service.identities import Identities, Identity, IdentityError
+from server.service.tournaments import Tournaments, reference_player
 from server.storage.archive import Archive
 from server.storage.archived_game import identity_field
 from server.storage.pending import PendingArchive
 from server.storage.postgres import DATABASE_ERRORS, Database
+from server.storage.standings import Standings
+from server.storage.tournaments import TournamentRepository
 from server.strategy import computers
 
 if TYPE_CHECKING:
@@ -97,7 +100,17 @@ class Players:
             clock=rt.service.clock,
             analyse=self._accuracy,
         )
+        self.tournaments = Tournaments(
+            TournamentRepository(db),
+            Standings(rt.store),
+            rt.service,
+            rt.seats,
+            rt.settings,
+            analyse=self._accuracy,
+            reference=reference_player(rt.upkeep.advisor),
+        )
         self._task: asyncio.Task[None] | None = None
+        self._tournaments_task: asyncio.Task[None] | None = None
         rt.metrics.registry.register(_ArchiveMetrics(self.archiver))
         #: credentials this process resolved lately (by hash), for a database outage only
         self._known: collections.OrderedDict[str, Identity] = collections.OrderedDict()
@@ -126,18 +139,25 @@ class Players:
             log.warning("database not ready at start (archiving will wait for it): %s", exc)
         players = cls(rt, settings, db, embedded)
         rt.service.endings.connect(players.pending.add)
+        rt.service.scores = players.tournaments.on_score
         rt.players = players
         players._task = asyncio.create_task(
             players.archiver.run(settings.poll_seconds), name="archiver"
+        )
+        players._tournaments_task = asyncio.create_task(
+            players.tournaments.run(), name="tournaments"
         )
         return players
 
     async def stop(self) -> None:
         self.rt.service.endings.disconnect()
+        self.rt.service.scores = None
         self.rt.players = None
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task], timeout=5)
+        tasks = [t for t in (self._task, self._tournaments_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
         await self.db.close()
         if self.embedded is not None:
             self.embedded.stop()

@@ -49,6 +49,7 @@ __all__ = [
     "RoomRecord",
     "SeatTakenError",
     "SpectatorCount",
+    "TournamentClosedError",
     "absent_at",
     "after_game",
     "away_deadline",
@@ -61,6 +62,7 @@ __all__ = [
     "invite_matches",
     "new_record",
     "release",
+    "require_open",
     "require_owner",
     "wake_at",
 ]
@@ -146,6 +148,12 @@ class RoomMeta:
     """Pause before each move of a computer player."""
     auto_start: bool = False
     """The game starts by itself when the last seat is taken."""
+    tournament: str = ""
+    """The tournament this room is an entry of ("": none). An entry's dice are the duplicate
+    dice of :mod:`protocol.duplicate` (``dice_seed`` is the tournament's seed, so it is never
+    revealed by the room), and nobody plays for its absent player."""
+    closes_ms: int | None = None
+    """When play stops in this room (a tournament's end time); ``None``: never."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +202,8 @@ def new_record(
     hints: bool = True,
     computer_delay_ms: int = 0,
     auto_start: bool = False,
+    tournament: str = "",
+    closes_ms: int | None = None,
 ) -> RoomRecord:
     """A fresh room around a new game."""
     meta = RoomMeta(
@@ -206,8 +216,23 @@ def new_record(
         hints,
         computer_delay_ms,
         auto_start,
+        tournament,
+        closes_ms,
     )
     return RoomRecord(game=state, meta=meta)
+
+
+class TournamentClosedError(RoomError):
+    """A play command in a tournament entry after the tournament's end time."""
+
+    def __init__(self) -> None:
+        super().__init__(ErrorCode.TOURNAMENT_CLOSED, "the tournament is over: no more play")
+
+
+def require_open(record: RoomRecord, now: int) -> None:
+    """Raise :class:`TournamentClosedError` once the room's ``closes_ms`` has passed."""
+    if record.meta.closes_ms is not None and now >= record.meta.closes_ms:
+        raise TournamentClosedError()
 
 
 def expecting(record: RoomRecord, seq: int, expect_seq: int) -> bool:
@@ -303,8 +328,8 @@ def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
     In a game without a turn timer it is the player on turn; in the lobby it is a host who is
     away while another player waits.
     """
-    if grace_seconds <= 0 or not record.away_ms:
-        return None
+    if grace_seconds <= 0 or not record.away_ms or record.meta.tournament:
+        return None  # a tournament entry waits for its player (paused until the end time)
     state = record.game
     blocker: str | None = None
     if state.phase in TURN_PHASES and not record.meta.turn_seconds:
@@ -323,6 +348,8 @@ def away_deadline(record: RoomRecord, player: str, grace_seconds: float) -> int 
     grace is off, a turn timer plays for everyone alike, or the game is over)."""
     since = record.away_ms.get(player)
     if since is None or grace_seconds <= 0 or record.meta.turn_seconds:
+        return None
+    if record.meta.tournament:
         return None
     if record.game.phase == game.Phase.FINISHED:
         return None

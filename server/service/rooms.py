@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.exceptions
@@ -72,6 +72,17 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 
+ScoreListener = Callable[[str, str, int], Awaitable[None]]
+"""Told (tournament id, entry room id, new total) after a commit changed an entry's total."""
+
+
+def _entry_total(record: room.RoomRecord) -> int:
+    """The total of a tournament entry's one player (0 before anyone sits)."""
+    state = record.game
+    if not state.players:
+        return 0
+    return game.totals(state, state.players[0].player_id).grand
+
 
 class GameService:
     """Room transitions as compare-and-set commits on a per-process cache of records."""
@@ -97,6 +108,8 @@ class GameService:
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.endings = endings or GameEndings()
+        #: told when a tournament entry's total changed (its live leaderboard)
+        self.scores: ScoreListener | None = None
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
         self.hints = Hints(store, settings, wake)
 
@@ -230,6 +243,7 @@ class GameService:
         await self.hints.update(
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
+        await self._tell_score(room_id, cached.record, record)
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
         if just_finished:
             try:
@@ -237,6 +251,19 @@ class GameService:
             except redis.exceptions.RedisError as exc:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Attempt(Outcome(reply.last_seq, change.result, record=record), None)
+
+    async def _tell_score(
+        self, room_id: str, before: room.RoomRecord, after: room.RoomRecord
+    ) -> None:
+        if not after.meta.tournament or self.scores is None or not after.game.players:
+            return
+        total = _entry_total(after)
+        if total == _entry_total(before):
+            return
+        try:
+            await self.scores(after.meta.tournament, room_id, total)
+        except redis.exceptions.RedisError as exc:  # the close recomputes every total
+            log.warning("tournament %s: standings not updated: %s", after.meta.tournament, exc)
 
     # -- steps shared by the commands ----------------------------------------------------------
 
@@ -283,9 +310,12 @@ class GameService:
         computer_delay_ms: int | None = None,
         computers: Sequence[tuple[str, str | None]] = (),
         auto_start: bool = False,
+        tournament: tuple[str, str, int] | None = None,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
-        and ``invite`` are given when a reserved ``create_key`` names them already."""
+        and ``invite`` are given when a reserved ``create_key`` names them already.
+        ``tournament`` (id, seed hex, end time in Unix ms) makes the room an entry of that
+        tournament: duplicate dice from its seed, no play after its end."""
         if not 0 <= turn_seconds <= self.settings.max_turn_seconds:
             raise ServiceError(
                 "unsupported", f"turn_seconds must be 0..{self.settings.max_turn_seconds} here"
@@ -299,12 +329,14 @@ class GameService:
             invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
             now=self.clock(),
-            dice_seed=new_seed(),
+            dice_seed=tournament[1] if tournament else new_seed(),
             hints=hints,
             computer_delay_ms=(
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
             ),
             auto_start=auto_start,
+            tournament=tournament[0] if tournament else "",
+            closes_ms=tournament[2] if tournament else None,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -365,6 +397,7 @@ class GameService:
 
         def step(cached: Cached) -> Change:
             room.require_owner(cached.record, player_id, conn_id)
+            room.require_open(cached.record, self.clock())
             if expect_seq is not None and not room.expecting(cached.record, cached.seq, expect_seq):
                 raise ServiceError(
                     "stale_state",
