@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from procs import ServerProcess, StartServer, scaled
-from test_players_e2e import new_player
+from test_players_e2e import HTTP_VECTORS, new_player
 from wsclient import Msg, WsClient
 
 from clients import verify
@@ -30,6 +30,15 @@ ENV = {
     "YAHTZEE_TOURNAMENT_POLL_SECONDS": "0.2",
 }
 AS_ADMIN = {"Authorization": f"Bearer {ADMIN}"}
+
+
+def fields_of(vector: str) -> set[str]:
+    """The fields of the protocol's HTTP vector's body."""
+    return set(HTTP_VECTORS[vector]["body"])
+
+
+def row_fields_of(vector: str) -> set[str]:
+    return set(HTTP_VECTORS[vector]["body"]["entries"][0])
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -121,6 +130,7 @@ async def test_a_duplicate_tournament_from_entry_to_verified_results(
         cup = made.json()
         tid = cup["tournament"]
         assert cup["status"] == "open"
+        assert set(cup) == fields_of("tournament_closed")
         assert cup["seed"] is None
         assert len(cup["dice_commitment"]) == 64
 
@@ -157,6 +167,10 @@ async def test_a_duplicate_tournament_from_entry_to_verified_results(
 
         board = (await get(f"/tournaments/{tid}/standings")).json()
         assert board["status"] == "open"
+        assert set(board) == fields_of("tournament_standings_open")
+        assert all(
+            set(row) == row_fields_of("tournament_standings_open") for row in board["entries"]
+        )
         assert board["optimal_score"] is None
         by_name = {row["name"]: row for row in board["entries"]}
         assert by_name["Ann"]["score"] == ann_over["results"][0]["total"]
@@ -192,6 +206,10 @@ async def test_a_duplicate_tournament_from_entry_to_verified_results(
         over = (await http.get(f"/tournaments/{tid}")).json()
         seed = over["seed"]
         assert over["status"] == "closed"
+        assert set(over) == fields_of("tournament_closed")
+        assert all(
+            set(row) == row_fields_of("tournament_standings_final") for row in final["entries"]
+        )
         assert isinstance(seed, str)
         assert not any(seed in text for text in seen_before_close)
 

@@ -49,6 +49,9 @@ HTTP_API = (
     "/players/{id}/games",
     "/games/export",
     "/games/{id}",
+    "/tournaments",
+    "/tournaments/{id}",
+    "/tournaments/{id}/standings",
 )
 """The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2, the lobby stream)."""
 
@@ -150,6 +153,23 @@ ARCHIVED_SEAT_FIELDS = (
     "seat", "player", "name", "computer", "identity", "place", "total", "forfeited", "scores",
     "yahtzee_bonuses", "upper_bonus", "yahtzees", "accuracy",
 )  # fmt: skip
+TOURNAMENT_FIELDS = (
+    "tournament", "name", "options", "starts_ms", "ends_ms", "status", "entry_limit", "entries",
+    "public", "attempts", "rated", "daily", "dice_commitment", "seed", "optimal_score",
+)  # fmt: skip
+"""The fields of a tournament (v1.4, SPEC.md 13.16)."""
+LIVE_STANDING_FIELDS = ("place", "name", "score")
+FINAL_STANDING_FIELDS = (
+    *LIVE_STANDING_FIELDS, "player", "finished", "accuracy", "room", "invite_code",
+)  # fmt: skip
+"""The fields of a row of the standings, open and final (v1.4, SPEC.md 13.18)."""
+
+
+def _check_tournament(body: dict[str, Any]) -> None:
+    assert set(body) == set(TOURNAMENT_FIELDS)
+    _validator("RoomOptions").validate(body["options"])
+    assert body["status"] in ("upcoming", "open", "closed")
+    assert (body["seed"] is None) is (body["status"] != "closed")  # never before the end
 
 
 def _check_archived_game(body: dict[str, Any]) -> None:
@@ -227,6 +247,15 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
     elif row["route"] == "/games/export":
         for line in body.splitlines():
             _check_archived_game(json.loads(line))
+    elif row["route"] == "/tournaments":
+        for tournament in body["tournaments"]:
+            _check_tournament(tournament)
+    elif row["route"] == "/tournaments/{id}":
+        _check_tournament(body)
+    elif row["route"] == "/tournaments/{id}/standings":
+        assert set(body) == {"tournament", "status", "final", "optimal_score", "entries"}
+        fields = FINAL_STANDING_FIELDS if body["final"] else LIVE_STANDING_FIELDS
+        assert all(set(entry) == set(fields) for entry in body["entries"])
     elif row["route"] not in ("/healthz", "/metrics"):  # pragma: no cover - a new route
         raise AssertionError(f"no check for {row['route']}")
 
