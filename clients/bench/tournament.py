@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import random
 import statistics
 import time
@@ -181,6 +182,10 @@ async def run(
 ) -> Figures:  # fmt: skip
     """Run the whole tournament (see the module docstring); returns its figures."""
     figures = Figures(entrants=entrants)
+    # every entrant's HTTP reads run in threads (urllib): enough of them that none waits
+    asyncio.get_running_loop().set_default_executor(
+        concurrent.futures.ThreadPoolExecutor(max_workers=concurrency + 4)
+    )
     ends = int(time.time() * 1000 + seconds * 1000)
     cup = await asyncio.to_thread(
         tournaments.create, http, admin_token, name="Bench cup", ends_ms=ends
