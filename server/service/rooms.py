@@ -215,6 +215,10 @@ class GameService:
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
         ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
+        if not finished and record.meta.closes_ms is not None:
+            # a tournament entry may rest until the end time: it lives until its close reads it
+            until_close = (record.meta.closes_ms - now) // 1000 + self.settings.retention_seconds
+            ttl = max(ttl, until_close)
         transition = Transition(
             expected_version=cached.version,
             record=record_format.encode_record(record),
