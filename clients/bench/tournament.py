@@ -204,7 +204,7 @@ async def run(
             level = LEVELS[index % len(LEVELS)]
             await _play(
                 http, tid, entry, guest.name, level, seed * 100_003 + index, figures,
-                entrants + 10, sample_every,
+                min(1000, entrants + 10), sample_every,
             )  # fmt: skip
 
     started = time.perf_counter()
