@@ -15,12 +15,15 @@ Refusals raise :class:`clients.players.PlayersError` with the server's code
 
 from __future__ import annotations
 
+import argparse
+import os
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clients.players import _quote, _request
-from clients.verify import fetch_events, verify_entry
+from clients.players import PlayersError, _quote, _request
+from clients.verify import DEFAULT_URL, fetch_events, http_url, verify_entry
 from protocol.fairdice import Verdict
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "fetch",
     "fetch_standings",
     "listing",
+    "register",
     "verify",
 ]
 
@@ -106,3 +110,50 @@ def verify(
     ``seed``); ``unverifiable`` before the end time."""
     about = fetch(base_url, tournament)
     return verify_entry(fetch_events(base_url, room, invite_code=invite_code), about, seed)
+
+
+# ------------------------------------------------------------------ yahtzee tournament
+
+
+def _print_tournament(t: Mapping[str, Any]) -> None:
+    print(
+        f"{t['tournament']}  {t['name']}  {t['status']}  entries {t['entries']}"
+        f"  ends {t['ends_ms']}  commitment {t['dice_commitment'][:16]}..."
+        + (f"  seed {t['seed']}" if t.get("seed") else "")
+    )
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    base = http_url(args.url)
+    try:
+        if args.action == "list":
+            for t in listing(base):
+                _print_tournament(t)
+        elif args.action == "show":
+            _print_tournament(fetch(base, args.tournament, invite_code=args.invite_code))
+        else:
+            board = fetch_standings(base, args.tournament, invite_code=args.invite_code)
+            title = "final" if board["final"] else "live"
+            print(f"{board['tournament']} ({title}); the dice allowed {board['optimal_score']}")
+            for row in board["entries"]:
+                extra = f"  accuracy {row['accuracy']:.0%}" if row.get("accuracy") else ""
+                print(f"{row['place']:>4}. {row['name']:<24} {row['score']:>4}{extra}")
+    except PlayersError as exc:
+        print(f"yahtzee tournament: {exc}")
+        return 2
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``tournament list|show ID|standings ID`` to the ``yahtzee`` command line."""
+    parser = subparsers.add_parser(
+        "tournament",
+        help="duplicate tournaments: list, show one, its standings",
+        description="Read the server's duplicate tournaments (protocol 1.4). Enter one from a "
+        "client that holds a player token (clients/tournaments.py: enter).",
+    )
+    parser.add_argument("action", choices=("list", "show", "standings"))
+    parser.add_argument("tournament", nargs="?", help="the tournament id (show, standings)")
+    parser.add_argument("--url", default=os.environ.get("YAHTZEE_URL") or DEFAULT_URL)
+    parser.add_argument("--invite-code", help="an invite-only tournament's code (a header)")
+    parser.set_defaults(func=_run_command)

@@ -17,8 +17,10 @@ from procs import ServerProcess, StartServer, scaled
 from test_players_e2e import HTTP_VECTORS, new_player
 from wsclient import Msg, WsClient
 
-from clients import verify
+from clients import tournaments, verify
 from protocol.duplicate import duplicate_roll
+from protocol.fairdice import Status
+from server.cli import main as cli_main
 from server.solver import Table, computer_player
 from server.solver.duplicate import total_on_dice
 
@@ -238,6 +240,15 @@ async def test_a_duplicate_tournament_from_entry_to_verified_results(
             seed=forged,
         )
         assert code == 1
+
+        # the Python library and `yahtzee tournament` read the same
+        library = await asyncio.to_thread(tournaments.fetch_standings, server.http, tid)
+        assert library == final
+        verdict = await asyncio.to_thread(
+            tournaments.verify, server.http, tid, rows["Bob"]["room"], rows["Bob"]["invite_code"]
+        )
+        assert verdict.status is Status.VERIFIED
+        assert cli_main(["tournament", "standings", tid, "--url", server.http]) == 0
 
         late = await http.post(f"/tournaments/{tid}/entries", headers=bearer(people["Ann"][1]))
         assert late.status_code == 409
