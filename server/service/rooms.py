@@ -215,8 +215,9 @@ class GameService:
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
         ttl = self.settings.retention_seconds if finished else self.settings.idle_room_seconds
-        if not finished and record.meta.closes_ms is not None:
-            # a tournament entry may rest until the end time: it lives until its close reads it
+        if record.meta.closes_ms is not None:
+            # a tournament entry lives until its tournament's close has read it, and then for
+            # the retention (its log is what `yahtzee verify` checks after the end time)
             until_close = (record.meta.closes_ms - now) // 1000 + self.settings.retention_seconds
             ttl = max(ttl, until_close)
         transition = Transition(
