@@ -277,3 +277,49 @@ async def test_two_processes_make_one_daily_tournament(start_server: StartServer
         seen = await bounded(dailies, "the daily tournament")
         assert seen[0] == seen[1]
         assert len(seen[0]) == 1
+
+
+async def test_refusals_limits_invites_and_who_may_create(start_server: StartServer) -> None:
+    server = start_server({**ENV, "YAHTZEE_TOURNAMENTS_OPEN_TO": "identities"})
+    async with httpx.AsyncClient(base_url=server.http, timeout=TIMEOUT) as http:
+        (ann_id, ann), (_, bob) = await new_player(http, "Ann"), await new_player(http, "Bob")
+        now = int(time.time() * 1000)
+        hour = 3_600_000
+        # any remembered player may create here; nobody anonymous
+        anonymous = await http.post("/tournaments", json={"ends_ms": now + hour})
+        assert anonymous.json()["code"] == "bad_player_token"
+        bad = await http.post("/tournaments", json={"ends_ms": now - 1}, headers=bearer(ann))
+        assert bad.status_code == 400
+        assert bad.json()["code"] == "out_of_range"
+        bonus = {"ends_ms": now + hour, "options": {"bonus_turn": "on"}}
+        refused = await http.post("/tournaments", json=bonus, headers=bearer(ann))
+        assert refused.json()["code"] == "invalid_field"
+
+        later = {"starts_ms": now + hour, "ends_ms": now + 2 * hour}
+        upcoming = (await http.post("/tournaments", json=later, headers=bearer(ann))).json()
+        assert upcoming["status"] == "upcoming"
+        early = await http.post(
+            f"/tournaments/{upcoming['tournament']}/entries", headers=bearer(bob)
+        )
+        assert early.status_code == 409
+        assert early.json()["code"] == "tournament_not_started"
+
+        small = {"ends_ms": now + hour, "entry_limit": 1, "public": False}
+        made = (await http.post("/tournaments", json=small, headers=bearer(ann))).json()
+        tid, code = made["tournament"], made["invite_code"]
+        assert (await http.get(f"/tournaments/{tid}")).json()["code"] == "tournament_not_found"
+        invited = {"X-Invite-Code": code}
+        assert (await http.get(f"/tournaments/{tid}", headers=invited)).status_code == 200
+        listed = (await http.get("/tournaments")).json()["tournaments"]
+        assert tid not in {t["tournament"] for t in listed}  # invite-only: not listed
+        assert upcoming["tournament"] in {t["tournament"] for t in listed}
+        no_code = await http.post(f"/tournaments/{tid}/entries", headers=bearer(ann))
+        assert no_code.json()["code"] == "tournament_not_found"
+        first = await http.post(f"/tournaments/{tid}/entries", headers={**bearer(ann), **invited})
+        assert first.status_code == 201
+        full = await http.post(f"/tournaments/{tid}/entries", headers={**bearer(bob), **invited})
+        assert full.status_code == 409
+        assert full.json()["code"] == "tournament_full"
+        board = (await http.get(f"/tournaments/{tid}/standings", headers=invited)).json()
+        assert [row["name"] for row in board["entries"]] == ["Ann"]
+        assert ann_id not in str(board)  # identities appear only in the final standings
