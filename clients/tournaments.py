@@ -1,4 +1,4 @@
-"""Duplicate tournaments over HTTP (protocol 1.4, SPEC.md 13.14-13.18), standard library only.
+"""Duplicate tournaments over HTTP (protocol 1.4, SPEC.md 13.18-13.22), standard library only.
 
 Every entrant of a tournament plays a solitaire game on the same dice. :func:`enter` (with a
 remembered player's token, :mod:`clients.players`) returns the entry's room and a seat token:

@@ -412,7 +412,7 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         {"200": _text("application/x-ndjson", "One game a line, oldest first."), **_DATABASE},
     ),
     "POST /tournaments": (
-        "A new duplicate tournament (13.14, v1.4)",
+        "A new duplicate tournament (13.18, v1.4)",
         [_BEARER],
         {
             "201": _json(
@@ -425,12 +425,12 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         },
     ),
     "/tournaments": (
-        "The public tournaments (13.15, v1.4)",
+        "The public tournaments (13.19, v1.4)",
         [],
         {"200": _json(_object("tournaments"), "Soonest end first."), **_DATABASE},
     ),
     "/tournaments/{id}": (
-        "One tournament, its seed once over (13.16, v1.4)",
+        "One tournament, its seed once over (13.20, v1.4)",
         [_id("A tournament id."), _INVITE],
         {
             "200": _json(
@@ -441,7 +441,7 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         },
     ),
     "POST /tournaments/{id}/entries": (
-        "Enter: a room and a seat token (13.17, v1.4)",
+        "Enter: a room and a seat token (13.21, v1.4)",
         [_id("A tournament id."), _BEARER, _INVITE],
         {
             "201": _json(_object("tournament", "room", "player", "seat", "token"), "The entry."),
@@ -454,7 +454,7 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         },
     ),
     "/tournaments/{id}/standings": (
-        "The leaderboard (13.18, v1.4)",
+        "The leaderboard (13.22, v1.4)",
         [_id("A tournament id."), _INVITE, _query("limit", 1, 1000, 100)],
         {
             "200": _json(_object("tournament", "status", "final", "entries"), "Best first."),

@@ -1089,7 +1089,7 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("error_identity_linked", make_error(ErrorCode.IDENTITY_LINKED)),
     ("error_player_not_found", make_error(ErrorCode.PLAYER_NOT_FOUND)),
     ("error_game_not_found", make_error(ErrorCode.GAME_NOT_FOUND)),
-    # v1.4: the tournament routes' codes (SPEC.md 13.14); tournament_closed also answers a play
+    # v1.4: the tournament routes' codes (SPEC.md 13.18); tournament_closed also answers a play
     # command in a tournament entry after the end time.
     ("error_tournament_not_found", make_error(ErrorCode.TOURNAMENT_NOT_FOUND)),
     ("error_tournament_not_started", make_error(ErrorCode.TOURNAMENT_NOT_STARTED)),
@@ -2078,7 +2078,7 @@ HTTP_EXAMPLES = (
     ),
 )
 
-# v1.4: duplicate tournaments (SPEC.md 13.14 to 13.18)
+# v1.4: duplicate tournaments (SPEC.md 13.18 to 13.22)
 _TOURNAMENT_ID = "tDaily7xQ2"
 _TOURNAMENT_SEED = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 _TOURNAMENT_OPEN: Final = {

@@ -1,4 +1,4 @@
-"""The HTTP routes of duplicate tournaments (protocol 1.4, SPEC.md 13.14 to 13.18).
+"""The HTTP routes of duplicate tournaments (protocol 1.4, SPEC.md 13.18 to 13.22).
 
     POST /tournaments                  create one (the operator; or any player, by setting)
     GET  /tournaments                  public tournaments, soonest end first

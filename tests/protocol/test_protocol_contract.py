@@ -157,12 +157,12 @@ TOURNAMENT_FIELDS = (
     "tournament", "name", "options", "starts_ms", "ends_ms", "status", "entry_limit", "entries",
     "public", "attempts", "rated", "daily", "dice_commitment", "seed", "optimal_score",
 )  # fmt: skip
-"""The fields of a tournament (v1.4, SPEC.md 13.16)."""
+"""The fields of a tournament (v1.4, SPEC.md 13.20)."""
 LIVE_STANDING_FIELDS = ("place", "name", "score")
 FINAL_STANDING_FIELDS = (
     *LIVE_STANDING_FIELDS, "player", "finished", "accuracy", "room", "invite_code",
 )  # fmt: skip
-"""The fields of a row of the standings, open and final (v1.4, SPEC.md 13.18)."""
+"""The fields of a row of the standings, open and final (v1.4, SPEC.md 13.22)."""
 
 
 def _check_tournament(body: dict[str, Any]) -> None:
