@@ -1,4 +1,4 @@
-"""Tournaments and their entries in PostgreSQL (migration ``0002_tournaments.sql``).
+"""Tournaments and their entries in PostgreSQL (migration ``0003_tournaments.sql``).
 
 A tournament's row holds its secret seed; nothing here decides who may see it (the service
 serves it only after the end time). Entering is one transaction that locks the tournament's
