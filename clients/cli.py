@@ -315,6 +315,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     verify_command.register(subparsers)
 
+    from clients import tournaments as tournament_command
+
+    tournament_command.register(subparsers)
+
     from clients.bench import cli as bench_command
 
     bench_command.register(subparsers)

@@ -75,8 +75,11 @@ def _request(
     *,
     token: str | None = None,
     body: Any = None,
+    invite_code: str | None = None,
 ) -> Any:
     headers = {"Accept": "application/json"}
+    if invite_code is not None:  # in a header, never in the URL
+        headers["X-Invite-Code"] = invite_code
     data = None
     if body is not None:
         data = json.dumps(body).encode()

@@ -21,13 +21,15 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from protocol.fairdice import Status, Verdict, verify_log
+from protocol.duplicate import verify_duplicate_log
+from protocol.fairdice import Mismatch, Status, Verdict, verify_log
 
 __all__ = [
     "EXIT_CODES",
     "FetchError",
     "fetch_analysis",
     "fetch_events",
+    "fetch_tournament",
     "http_url",
     "register",
     "run",
@@ -123,20 +125,57 @@ def fetch_events(
     return events
 
 
+def fetch_tournament(base_url: str, tournament: str) -> Mapping[str, Any]:
+    """``GET /tournaments/{tournament}`` (protocol 1.4): its commitment, and its seed once over."""
+    path = f"{base_url.rstrip('/')}/tournaments/{urllib.parse.quote(tournament, safe='')}"
+    body = _get_json(path, None)
+    if not isinstance(body, Mapping) or not isinstance(body.get("dice_commitment"), str):
+        raise FetchError("the answer is not a tournament")
+    return body
+
+
+def verify_entry(
+    events: list[Mapping[str, object]], tournament: Mapping[str, Any], seed: str | None = None
+) -> Verdict:
+    """The verdict on a tournament entry's log: its dice against the tournament's revealed
+    seed (or ``seed``, to check a seed from elsewhere) and commitment."""
+    seed = seed if seed is not None else tournament.get("seed")
+    if not isinstance(seed, str):
+        return Verdict(
+            Status.UNVERIFIABLE,
+            pending=("the tournament is not over: its seed is revealed at the end time",),
+            commitment=str(tournament["dice_commitment"]),
+        )
+    if not events:
+        return Verdict(Status.MISMATCH, (Mismatch(None, "the entry's log", "events", "none"),))
+    return verify_duplicate_log(events, seed, str(tournament["dice_commitment"]))
+
+
 def _verdict_json(room: str, verdict: Verdict) -> str:
     value = dataclasses.asdict(verdict)
     value["status"] = verdict.status.value
     return json.dumps({"room": room, **value}, indent=2)
 
 
-def run(room: str, base_url: str, invite_code: str | None = None, *, as_json: bool = False) -> int:
-    """Fetch, verify and print; returns the exit status (see the module docstring)."""
+def run(
+    room: str,
+    base_url: str,
+    invite_code: str | None = None,
+    *,
+    as_json: bool = False,
+    tournament: str | None = None,
+    seed: str | None = None,
+) -> int:
+    """Fetch, verify and print; returns the exit status (see the module docstring). With
+    ``tournament`` the room is an entry of that duplicate tournament: its dice are checked
+    against the tournament's revealed seed (or ``seed``)."""
     try:
         events = fetch_events(base_url, room, invite_code=invite_code)
+        about = fetch_tournament(base_url, tournament) if tournament else None
     except FetchError as exc:
         print(f"yahtzee verify: room {room}: {exc}")
         return EXIT_UNREADABLE
-    verdict = verify_log(events)
+    verdict = verify_log(events) if about is None else verify_entry(events, about, seed)
     if as_json:
         print(_verdict_json(room, verdict))
     else:
@@ -146,7 +185,14 @@ def run(room: str, base_url: str, invite_code: str | None = None, *, as_json: bo
 
 
 def _execute(args: argparse.Namespace) -> int:
-    return run(args.room, args.url, args.invite_code, as_json=args.json)
+    return run(
+        args.room,
+        args.url,
+        args.invite_code,
+        as_json=args.json,
+        tournament=args.tournament,
+        seed=args.seed,
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -168,4 +214,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--invite-code", help="invite code of a private room (sent as a header)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    parser.add_argument(
+        "--tournament",
+        help="the room is an entry of this duplicate tournament: check it against the seed "
+        "the tournament reveals at its end (protocol 1.4)",
+    )
+    parser.add_argument(
+        "--seed", help="with --tournament: check this seed instead of the revealed one"
+    )
     parser.set_defaults(func=_execute)

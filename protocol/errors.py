@@ -80,6 +80,12 @@ class ErrorCode(enum.StrEnum):
     RATED_NO_COMPUTERS = "rated_no_computers"
     UNKNOWN_BOARD = "unknown_board"
     UNKNOWN_PERIOD = "unknown_period"
+    TOURNAMENT_NOT_FOUND = "tournament_not_found"
+    TOURNAMENT_NOT_STARTED = "tournament_not_started"
+    TOURNAMENT_CLOSED = "tournament_closed"
+    TOURNAMENT_FULL = "tournament_full"
+    ALREADY_ENTERED = "already_entered"
+    NOT_ALLOWED = "not_allowed"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -238,6 +244,25 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ErrorCode.UNKNOWN_PERIOD: _service(
             "A leaderboard's `period` is not `today`, `week` or `all`, or its `family` not "
             "`yahtzee` or `yatzy` (v1.4)."
+        ),
+        ErrorCode.TOURNAMENT_NOT_FOUND: _service(
+            "No tournament has this id, or it is invite-only and the invite code is missing or "
+            "wrong (v1.4)."
+        ),
+        ErrorCode.TOURNAMENT_NOT_STARTED: _service(
+            "The tournament's start time has not come yet: entries open then (v1.4)."
+        ),
+        ErrorCode.TOURNAMENT_CLOSED: _service(
+            "The tournament's end time has passed: no more entries and no more play in its "
+            "entries (v1.4)."
+        ),
+        ErrorCode.TOURNAMENT_FULL: _service("The tournament has its entry limit (v1.4)."),
+        ErrorCode.ALREADY_ENTERED: _service(
+            "This player has used every attempt the tournament allows (v1.4)."
+        ),
+        ErrorCode.NOT_ALLOWED: _service(
+            "This credential may not do this here: e.g. only the operator creates tournaments "
+            "(v1.4)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

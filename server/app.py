@@ -55,7 +55,7 @@ from server.storage.correspondence import CorrespondenceStore
 from server.storage.quickplay import QuickPlayQueue
 from server.storage.redis_store import RedisStore
 from server.strategy.computers import Advisor
-from server.transport import background, endpoint, http, logs, sandbox_http
+from server.transport import background, endpoint, http, logs, sandbox_http, tournaments_http
 from server.transport import players_http as archive_http
 from server.transport.guard import ON_SHUTDOWN
 from server.transport.lobby import Lobby
@@ -162,6 +162,7 @@ def routes(sandbox: bool = False) -> list[BaseRoute]:
         Route("/rooms/{room_id}/analysis", http.room_analysis, methods=["GET"]),
         *archive_http.routes(),
         *(sandbox_http.routes() if sandbox else []),
+        *tournaments_http.routes(),
         # ENDPOINT_PATH (the WebSocket) is served by App itself, before Starlette's routing
     ]
 

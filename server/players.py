@@ -13,7 +13,7 @@ import asyncio
 import collections
 import hashlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import redis.exceptions
@@ -25,11 +25,14 @@ from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
 from server.service.archiver import Archiver, Review, ratings_teller, review_game
 from server.service.identities import Identities, Identity, IdentityError
+from server.service.tournaments import Tournaments, reference_player
 from server.storage.archive import Archive
 from server.storage.archived_game import identity_field, to_utc
 from server.storage.leaderboards import Leaderboards
 from server.storage.pending import PendingArchive
 from server.storage.postgres import DATABASE_ERRORS, Database
+from server.storage.standings import Standings
+from server.storage.tournaments import TournamentRepository
 
 if TYPE_CHECKING:
     from server.transport.runtime import Runtime
@@ -109,7 +112,17 @@ class Players:
             leaderboards=self.leaderboards,
             announce=ratings_teller(rt.service),
         )
+        self.tournaments = Tournaments(
+            TournamentRepository(db),
+            Standings(rt.store),
+            rt.service,
+            rt.seats,
+            rt.settings,
+            analyse=self._accuracy,
+            reference=reference_player(rt.upkeep.advisor),
+        )
         self._task: asyncio.Task[None] | None = None
+        self._tournaments_task: asyncio.Task[None] | None = None
         rt.metrics.registry.register(_ArchiveMetrics(self.archiver))
         #: credentials this process resolved lately (by hash), for a database outage only
         self._known: collections.OrderedDict[str, Identity] = collections.OrderedDict()
@@ -143,18 +156,25 @@ class Players:
         except _REBUILD_ERRORS as exc:
             log.warning("leaderboards not rebuilt at start: %s", exc)
         rt.service.endings.connect(players.pending.add)
+        rt.service.scores = players.tournaments.on_score
         rt.players = players
         players._task = asyncio.create_task(
             players.archiver.run(settings.poll_seconds), name="archiver"
+        )
+        players._tournaments_task = asyncio.create_task(
+            players.tournaments.run(), name="tournaments"
         )
         return players
 
     async def stop(self) -> None:
         self.rt.service.endings.disconnect()
+        self.rt.service.scores = None
         self.rt.players = None
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task], timeout=5)
+        tasks = [t for t in (self._task, self._tournaments_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
         await self.db.close()
         if self.embedded is not None:
             self.embedded.stop()
@@ -190,6 +210,14 @@ class Players:
         """Recompute the leaderboards of Redis from PostgreSQL (at start, and on demand)."""
         now = to_utc(self.rt.service.clock())
         return await self.leaderboards.rebuild(self.ratings, now)
+
+    async def _accuracy(
+        self, record: room.RoomRecord, log_entries: list[bytes]
+    ) -> Mapping[str, float] | None:
+        """Each player's share of optimal decisions (a tournament entry's), when the rules'
+        table is loaded."""
+        review = await self._review(record, log_entries)
+        return review.accuracy if review is not None else None
 
     async def _review(self, record: room.RoomRecord, log_entries: list[bytes]) -> Review | None:
         """The solver's review of a finished game, when the rules' table is loaded."""

@@ -154,6 +154,18 @@ class Settings:
     quick_play_simulated_ratings: bool = field(
         default=False, metadata=_env("YAHTZEE_QUICK_PLAY_SIMULATED_RATINGS")
     )
+    #: Who may create tournaments (``POST /tournaments``): ``admin`` (the Bearer
+    #: ``YAHTZEE_ADMIN_TOKEN`` only) or ``identities`` (any remembered player, and the admin).
+    tournaments_open_to: str = field(default="admin", metadata=_env("YAHTZEE_TOURNAMENTS_OPEN_TO"))
+    #: The operator's secret for ``Authorization: Bearer`` on operator routes; unset: no
+    #: operator (never logged, compared in constant time).
+    admin_token: str | None = field(default=None, repr=False, metadata=_env("YAHTZEE_ADMIN_TOKEN"))
+    #: The service creates one public tournament a day (UTC midnight to midnight) by itself.
+    daily_tournament: bool = field(default=True, metadata=_env("YAHTZEE_DAILY_TOURNAMENT"))
+    #: How often each process closes tournaments past their end and makes the daily one.
+    tournament_poll_seconds: float = field(
+        default=5.0, metadata=_env("YAHTZEE_TOURNAMENT_POLL_SECONDS")
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -212,6 +224,10 @@ class Settings:
             raise ValueError("setting computer_delay_ms must be 0..10000")
         if self.absent_turn_seconds < 0:
             raise ValueError("setting absent_turn_seconds must not be negative")
+        if self.tournaments_open_to not in ("admin", "identities"):
+            raise ValueError("setting tournaments_open_to must be admin or identities")
+        if self.tournament_poll_seconds <= 0:
+            raise ValueError("setting tournament_poll_seconds must be positive")
         if self.min_replicas is not None and self.min_replicas < 0:
             raise ValueError("setting min_replicas must not be negative")
         if not 0 < self.replication_timeout_seconds < self.redis_timeout_seconds:

@@ -972,3 +972,79 @@ export function fetchLeaderboard(base, board, options = {}) {
   return getJson(`${httpBase(base)}/leaderboards/${encodeURIComponent(board)}?${query}`,
     {}, options.fetch);
 }
+
+// ------------------------------------------------------------------ tournaments (v1.4)
+
+function tournamentPath(base, tournament, rest = "") {
+  return `${httpBase(base)}/tournaments/${encodeURIComponent(tournament)}${rest}`;
+}
+
+function withInvite(headers, inviteCode) {
+  return inviteCode ? { ...headers, "X-Invite-Code": inviteCode } : headers;
+}
+
+/**
+ * The public duplicate tournaments, soonest end first (`GET /tournaments`): [{tournament, name,
+ * options, starts_ms, ends_ms, status, entries, dice_commitment, seed (null until closed), ...}].
+ * @param {string} base
+ * @param {{fetch?: typeof fetch}} [options]
+ */
+export async function fetchTournaments(base, options = {}) {
+  const body = await getJson(`${httpBase(base)}/tournaments`, {}, options.fetch);
+  return body.tournaments;
+}
+
+/**
+ * One tournament (`GET /tournaments/{id}`): its commitment, and its seed once it is over.
+ * @param {string} base
+ * @param {string} tournament
+ * @param {{inviteCode?: string|null, fetch?: typeof fetch}} [options]
+ */
+export function fetchTournament(base, tournament, options = {}) {
+  return getJson(tournamentPath(base, tournament), withInvite({}, options.inviteCode),
+    options.fetch);
+}
+
+/**
+ * Create a tournament (`POST /tournaments`) with the operator's admin token (or a player token
+ * where players may): spec {name, ends_ms, options?, starts_ms?, entry_limit?, public?,
+ * attempts?, rated?}.
+ * @param {string} base
+ * @param {string} credential
+ * @param {object} spec
+ * @param {{fetch?: typeof fetch}} [options]
+ */
+export function createTournament(base, credential, spec, options = {}) {
+  return getJson(`${httpBase(base)}/tournaments`,
+    { ...bearer(credential), "Content-Type": "application/json" }, options.fetch,
+    { method: "POST", body: JSON.stringify(spec) });
+}
+
+/**
+ * Enter as the player of `token` (`POST /tournaments/{id}/entries`): {tournament, room, player,
+ * seat, token, attempt, dice_commitment, ends_ms}. Play it with `client.rejoin(room, token)`.
+ * Rejects with `already_entered`, `tournament_closed`, `tournament_not_started`,
+ * `tournament_full`, `tournament_not_found`.
+ * @param {string} base
+ * @param {string} tournament
+ * @param {string} token a player token (or JWT)
+ * @param {{inviteCode?: string|null, fetch?: typeof fetch}} [options]
+ */
+export function enterTournament(base, tournament, token, options = {}) {
+  return getJson(tournamentPath(base, tournament, "/entries"),
+    withInvite(bearer(token), options.inviteCode), options.fetch, { method: "POST" });
+}
+
+/**
+ * The leaderboard (`GET /tournaments/{id}/standings`): {tournament, status, final,
+ * optimal_score, entries: [{place, name, score, ...}]}; once final each entry also has
+ * player, finished, accuracy, room and invite_code.
+ * @param {string} base
+ * @param {string} tournament
+ * @param {{limit?: number, inviteCode?: string|null, fetch?: typeof fetch}} [options]
+ */
+export function fetchStandings(base, tournament, options = {}) {
+  const query = new URLSearchParams({ limit: String(options.limit || 100) });
+  return getJson(tournamentPath(base, tournament, `/standings?${query}`),
+    withInvite({}, options.inviteCode), options.fetch);
+}

@@ -469,6 +469,57 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
             **_DATABASE,
         },
     ),
+    "POST /tournaments": (
+        "A new duplicate tournament (13.18, v1.4)",
+        [_BEARER],
+        {
+            "201": _json(
+                _object("tournament", "name", "options", "starts_ms", "ends_ms", "status"),
+                "The tournament; `invite_code` once for an invite-only one.",
+            ),
+            "400": _error("`missing_field`, `invalid_field` or `out_of_range`."),
+            "403": _error("`not_allowed`: this credential may not create tournaments."),
+            **_DATABASE,
+        },
+    ),
+    "/tournaments": (
+        "The public tournaments (13.19, v1.4)",
+        [],
+        {"200": _json(_object("tournaments"), "Soonest end first."), **_DATABASE},
+    ),
+    "/tournaments/{id}": (
+        "One tournament, its seed once over (13.20, v1.4)",
+        [_id("A tournament id."), _INVITE],
+        {
+            "200": _json(
+                _object("tournament", "status", "dice_commitment", "seed"), "The tournament."
+            ),
+            "404": _error("`tournament_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "POST /tournaments/{id}/entries": (
+        "Enter: a room and a seat token (13.21, v1.4)",
+        [_id("A tournament id."), _BEARER, _INVITE],
+        {
+            "201": _json(_object("tournament", "room", "player", "seat", "token"), "The entry."),
+            "404": _error("`tournament_not_found`."),
+            "409": _error(
+                "`tournament_not_started`, `tournament_closed`, `already_entered` or "
+                "`tournament_full`."
+            ),
+            **_CREDENTIAL,
+        },
+    ),
+    "/tournaments/{id}/standings": (
+        "The leaderboard (13.22, v1.4)",
+        [_id("A tournament id."), _INVITE, _query("limit", 1, 1000, 100)],
+        {
+            "200": _json(_object("tournament", "status", "final", "entries"), "Best first."),
+            "404": _error("`tournament_not_found`."),
+            **_DATABASE,
+        },
+    ),
 }
 
 

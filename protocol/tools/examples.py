@@ -1229,6 +1229,14 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("error_identity_linked", make_error(ErrorCode.IDENTITY_LINKED)),
     ("error_player_not_found", make_error(ErrorCode.PLAYER_NOT_FOUND)),
     ("error_game_not_found", make_error(ErrorCode.GAME_NOT_FOUND)),
+    # v1.4: the tournament routes' codes (SPEC.md 13.18); tournament_closed also answers a play
+    # command in a tournament entry after the end time.
+    ("error_tournament_not_found", make_error(ErrorCode.TOURNAMENT_NOT_FOUND)),
+    ("error_tournament_not_started", make_error(ErrorCode.TOURNAMENT_NOT_STARTED)),
+    ("error_tournament_closed", make_error(ErrorCode.TOURNAMENT_CLOSED, "a14", seq=96)),
+    ("error_tournament_full", make_error(ErrorCode.TOURNAMENT_FULL)),
+    ("error_already_entered", make_error(ErrorCode.ALREADY_ENTERED)),
+    ("error_not_allowed", make_error(ErrorCode.NOT_ALLOWED)),
     ("pong", pong),
     ("snapshot", snapshot_ann),
     ("snapshot_lobby_two", snapshot_bob),
@@ -2346,5 +2354,110 @@ HTTP_EXAMPLES = (
         400,
         _http_error("unknown_period", "period must be one of today, week, all"),
         "Periods: today, week, all (UTC); an unknown family answers the same code.",
+    ),
+)
+
+# v1.4: duplicate tournaments (SPEC.md 13.18 to 13.22)
+_TOURNAMENT_ID = "tDaily7xQ2"
+_TOURNAMENT_SEED = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+_TOURNAMENT_OPEN: Final = {
+    "tournament": _TOURNAMENT_ID,
+    "name": "Daily duplicate 2026-01-01",
+    "options": msgspec.json.decode(msgspec.json.encode(OPTIONS)),
+    "starts_ms": T0,
+    "ends_ms": T0 + 86_400_000,
+    "status": "open",
+    "entry_limit": None,
+    "entries": 412,
+    "public": True,
+    "attempts": 1,
+    "rated": False,
+    "daily": True,
+    "dice_commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+    "seed": None,
+    "optimal_score": None,
+}
+_TOURNAMENT_CLOSED: Final = {
+    **_TOURNAMENT_OPEN,
+    "status": "closed",
+    "seed": _TOURNAMENT_SEED,
+    "optimal_score": 287,
+}
+
+HTTP_EXAMPLES = (
+    *HTTP_EXAMPLES,
+    HttpExample(
+        "tournaments",
+        "/tournaments",
+        "/tournaments",
+        (),
+        200,
+        {"tournaments": [_TOURNAMENT_OPEN]},
+        "v1.4: the public tournaments, soonest end first; the seed is null until the end.",
+    ),
+    HttpExample(
+        "tournament_closed",
+        "/tournaments/{id}",
+        f"/tournaments/{_TOURNAMENT_ID}",
+        (),
+        200,
+        _TOURNAMENT_CLOSED,
+        "After the end time: the seed whose SHA-256 is the dice_commitment, and the optimal "
+        "player's total on the same dice.",
+    ),
+    HttpExample(
+        "tournament_unknown",
+        "/tournaments/{id}",
+        "/tournaments/tNope",
+        (),
+        404,
+        _http_error("tournament_not_found", "no tournament has this id"),
+        "Also an invite-only tournament without its X-Invite-Code.",
+    ),
+    HttpExample(
+        "tournament_standings_open",
+        "/tournaments/{id}/standings",
+        f"/tournaments/{_TOURNAMENT_ID}/standings?limit=2",
+        (),
+        200,
+        {
+            "tournament": _TOURNAMENT_ID,
+            "status": "open",
+            "final": False,
+            "optimal_score": None,
+            "entries": [
+                {"place": 1, "name": "Ann", "score": 262},
+                {"place": 2, "name": "Bob", "score": 231},
+            ],
+        },
+        "v1.4: live totals while the tournament is open; no rooms (nobody watches an entry "
+        "that can still be played).",
+    ),
+    HttpExample(
+        "tournament_standings_final",
+        "/tournaments/{id}/standings",
+        f"/tournaments/{_TOURNAMENT_ID}/standings?limit=1",
+        (),
+        200,
+        {
+            "tournament": _TOURNAMENT_ID,
+            "status": "closed",
+            "final": True,
+            "optimal_score": 287,
+            "entries": [
+                {
+                    "place": 1,
+                    "name": "Ann",
+                    "player": ANN_IDENTITY,
+                    "score": 262,
+                    "finished": True,
+                    "accuracy": 0.8421,
+                    "room": ROOM,
+                    "invite_code": INVITE,
+                },
+            ],
+        },
+        "The archived results: the dice allowed 287 (the optimal player on the same dice); "
+        "room and invite_code let anyone verify the entry.",
     ),
 )

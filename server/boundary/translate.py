@@ -166,7 +166,9 @@ class _Commit:
 
     @property
     def server_seed(self) -> str | None:
-        return self.record.meta.dice_seed if self.record is not None else None
+        if self.record is None or self.record.meta.tournament:
+            return None  # a tournament's seed is revealed by the tournament, at its close
+        return self.record.meta.dice_seed
 
 
 def _game_event(

@@ -49,6 +49,7 @@ __all__ = [
     "RoomRecord",
     "SeatTakenError",
     "SpectatorCount",
+    "TournamentClosedError",
     "absent_at",
     "after_game",
     "away_deadline",
@@ -61,6 +62,7 @@ __all__ = [
     "invite_matches",
     "new_record",
     "release",
+    "require_open",
     "require_owner",
     "wake_at",
 ]
@@ -173,6 +175,12 @@ class RoomMeta:
     days); the room lives as long as its game runs, and nobody is treated as absent."""
     rated: bool = False
     """A rated room: every person has an identity, no computer sits, the result moves ratings."""
+    tournament: str = ""
+    """The tournament this room is an entry of ("": none). An entry's dice are the duplicate
+    dice of :mod:`protocol.duplicate` (``dice_seed`` is the tournament's seed, so it is never
+    revealed by the room), and nobody plays for its absent player."""
+    closes_ms: int | None = None
+    """When play stops in this room (a tournament's end time); ``None``: never."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +233,8 @@ def new_record(
     auto_start: bool = False,
     correspondence: bool = False,
     rated: bool = False,
+    tournament: str = "",
+    closes_ms: int | None = None,
 ) -> RoomRecord:
     """A fresh room around a new game."""
     meta = RoomMeta(
@@ -239,8 +249,23 @@ def new_record(
         auto_start,
         correspondence,
         rated,
+        tournament,
+        closes_ms,
     )
     return RoomRecord(game=state, meta=meta)
+
+
+class TournamentClosedError(RoomError):
+    """A play command in a tournament entry after the tournament's end time."""
+
+    def __init__(self) -> None:
+        super().__init__(ErrorCode.TOURNAMENT_CLOSED, "the tournament is over: no more play")
+
+
+def require_open(record: RoomRecord, now: int) -> None:
+    """Raise :class:`TournamentClosedError` once the room's ``closes_ms`` has passed."""
+    if record.meta.closes_ms is not None and now >= record.meta.closes_ms:
+        raise TournamentClosedError()
 
 
 def expecting(record: RoomRecord, seq: int, expect_seq: int) -> bool:
@@ -337,7 +362,12 @@ def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
     away while another player waits. Never in a correspondence room: there everyone is away
     most of the time, and the clock alone moves the game on.
     """
-    if grace_seconds <= 0 or not record.away_ms or record.meta.correspondence:
+    if (
+        grace_seconds <= 0
+        or not record.away_ms
+        or record.meta.correspondence
+        or record.meta.tournament  # a tournament entry waits for its player (until the end)
+    ):
         return None
     state = record.game
     blocker: str | None = None
@@ -357,6 +387,8 @@ def away_deadline(record: RoomRecord, player: str, grace_seconds: float) -> int 
     grace is off, a turn timer plays for everyone alike, or the game is over)."""
     since = record.away_ms.get(player)
     if since is None or grace_seconds <= 0 or record.meta.turn_seconds:
+        return None
+    if record.meta.tournament:
         return None
     if record.game.phase == game.Phase.FINISHED:
         return None

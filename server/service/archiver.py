@@ -218,7 +218,7 @@ class Archiver:
         await self._publish(room_id, record, item)
         await self.pending.done(room_id)
         if record.game.phase == game.Phase.FINISHED:  # Redis keeps it only a grace longer
-            await self.pending.expire_soon(room_id, self.grace_ms)
+            await self.pending.expire_soon(room_id, self._grace_of(record))
         if new:
             self.archived += 1
             log.info("archive: game %s archived (%d events)", item.id, len(events))
@@ -251,6 +251,14 @@ class Archiver:
         )
         if lines:
             await self.announce(room_id, room.RatingsAnnounced(item.family, lines))
+
+    def _grace_of(self, record: room.RoomRecord) -> int:
+        """How long an archived room stays: a tournament entry until its tournament's end and
+        the retention after it (the close reads it, verifiers read its log), else the grace."""
+        closes = record.meta.closes_ms
+        if closes is None:
+            return self.grace_ms
+        return max(self.grace_ms, closes - self.clock() + self.retention_ms)
 
     async def _expiring(self, room_id: str, record: room.RoomRecord) -> bool:
         """A started, unfinished game whose room expires soon (it is archived as abandoned)."""

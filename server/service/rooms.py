@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.exceptions
@@ -73,6 +73,17 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 
+ScoreListener = Callable[[str, str, int], Awaitable[None]]
+"""Told (tournament id, entry room id, new total) after a commit changed an entry's total."""
+
+
+def _entry_total(record: room.RoomRecord) -> int:
+    """The total of a tournament entry's one player (0 before anyone sits)."""
+    state = record.game
+    if not state.players:
+        return 0
+    return game.totals(state, state.players[0].player_id).grand
+
 
 class GameService:
     """Room transitions as compare-and-set commits on a per-process cache of records."""
@@ -99,6 +110,8 @@ class GameService:
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.endings = endings or GameEndings()
+        #: told when a tournament entry's total changed (its live leaderboard)
+        self.scores: ScoreListener | None = None
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
         self.hints = Hints(store, settings, wake, correspondence)
 
@@ -208,6 +221,11 @@ class GameService:
         ttl = room.room_ttl(
             record, self.settings.idle_room_seconds, self.settings.retention_seconds
         )
+        if record.meta.closes_ms is not None:
+            # a tournament entry lives until its tournament's close has read it, and then for
+            # the retention (its log is what `yahtzee verify` checks after the end time)
+            until_close = (record.meta.closes_ms - now) // 1000 + self.settings.retention_seconds
+            ttl = max(ttl, until_close)
         transition = Transition(
             expected_version=cached.version,
             record=record_format.encode_record(record),
@@ -236,6 +254,7 @@ class GameService:
         await self.hints.update(
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
+        await self._tell_score(room_id, cached.record, record)
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
         if just_finished:
             try:
@@ -243,6 +262,19 @@ class GameService:
             except redis.exceptions.RedisError as exc:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Attempt(Outcome(reply.last_seq, change.result, record=record), None)
+
+    async def _tell_score(
+        self, room_id: str, before: room.RoomRecord, after: room.RoomRecord
+    ) -> None:
+        if not after.meta.tournament or self.scores is None or not after.game.players:
+            return
+        total = _entry_total(after)
+        if total == _entry_total(before):
+            return
+        try:
+            await self.scores(after.meta.tournament, room_id, total)
+        except redis.exceptions.RedisError as exc:  # the close recomputes every total
+            log.warning("tournament %s: standings not updated: %s", after.meta.tournament, exc)
 
     # -- steps shared by the commands ----------------------------------------------------------
 
@@ -292,12 +324,15 @@ class GameService:
         correspondence_seconds: int | None = None,
         dice_seed: str | None = None,
         rated: bool = False,
+        tournament: tuple[str, str, int] | None = None,
     ) -> CreatedRoom:
         """Create a room; returns its id and its invite code (private rooms only). ``room_id``
         and ``invite`` are given when a reserved ``create_key`` names them already; ``dice_seed``
         only by the sandbox (:mod:`server.service.sandbox`): every other room's is random.
         ``correspondence_seconds``: a correspondence room with this clock per move (the
-        protocol bounds it); not together with a ``turn_seconds`` timer."""
+        protocol bounds it); not together with a ``turn_seconds`` timer. ``tournament`` (id,
+        seed hex, end time in Unix ms) makes the room an entry of that tournament: duplicate
+        dice from its seed, no play after its end."""
         if correspondence_seconds is not None:
             if turn_seconds:
                 raise ServiceError(
@@ -319,7 +354,7 @@ class GameService:
             invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
             now=self.clock(),
-            dice_seed=dice_seed or new_seed(),
+            dice_seed=tournament[1] if tournament else (dice_seed or new_seed()),
             hints=hints,
             computer_delay_ms=(
                 self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
@@ -327,6 +362,8 @@ class GameService:
             auto_start=auto_start,
             correspondence=correspondence_seconds is not None,
             rated=rated,
+            tournament=tournament[0] if tournament else "",
+            closes_ms=tournament[2] if tournament else None,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -389,6 +426,7 @@ class GameService:
 
         def step(cached: Cached) -> Change:
             room.require_owner(cached.record, player_id, conn_id)
+            room.require_open(cached.record, self.clock())
             if expect_seq is not None and not room.expecting(cached.record, cached.seq, expect_seq):
                 raise ServiceError(
                     "stale_state",

@@ -50,8 +50,8 @@ def computers_leave_alone(
 def with_dice(state: game.GameState, command: game.Command, draw: Draws) -> game.Command:
     """The command with the randomness it needs: faces for a roll, a choice for a start."""
     if isinstance(command, game.Roll) and not command.faces:
-        count = len(game.dice_to_roll(state, command.keep))
-        return game.Roll(command.player, draw(count), command.keep)
+        slots = game.dice_to_roll(state, command.keep)
+        return game.Roll(command.player, draw.roll(state, slots), command.keep)
     if isinstance(command, game.Start):
         return game.Start(command.player, random_choice=secrets.randbelow(2**32))
     return command

@@ -171,7 +171,8 @@ def archived_game(
         created_ms=record.meta.created_ms,
         finished_ms=finished_ms,
         dice_commitment=fairdice.commitment(seed),
-        server_seed=seed.hex() if over else None,
+        # a tournament entry's seed is the tournament's: revealed by the tournament's close
+        server_seed=seed.hex() if over and not record.meta.tournament else None,
         player_seeds=dict(record.seeds),
         final_state=as_dict,
         events=events,

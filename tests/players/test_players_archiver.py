@@ -67,11 +67,15 @@ async def node(redis_url: str, redis_prefix: str, redis_backend: str) -> AsyncIt
         await client.aclose()
 
 
-async def finished_room(node: Node, identity: str | None = None) -> tuple[str, str]:
+async def finished_room(
+    node: Node, identity: str | None = None, tournament: tuple[str, str, int] | None = None
+) -> tuple[str, str]:
     """A one-seat room played to its end (every turn: one roll, the best box)."""
     service = node.service
     room_id, _ = await service.create_room(
-        options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER), seats=1
+        options=game.RuleOptions(first_player=game.FirstPlayer.SEAT_ORDER),
+        seats=1,
+        tournament=tournament,
     )
     joined = await node.seats.join(room_id, "Ann", None, identity=identity)
     player = str(joined.result.player)
@@ -319,3 +323,20 @@ async def test_a_game_every_person_left_is_archived_as_abandoned(
     assert body["outcome"] == "abandoned"
     assert all(p["forfeited"] for p in body["players"])
     assert body["events"][-1]["type"] == "game_over"
+
+
+async def test_an_archived_tournament_entry_keeps_its_seed_and_its_room_until_the_close(
+    node: Node, database: Database
+) -> None:
+    closes_ms = node.clock() + 3 * RETENTION * 1000  # the tournament ends long after the game
+    room_id, _ = await finished_room(node, tournament=("tCup", "ab" * 32, closes_ms))
+    archiver = archiver_for(node, database)
+    assert await archiver.run_once() == 1
+    body = await Archive(database).game(game_id(room_id))
+    assert body is not None
+    assert body["server_seed"] is None  # the tournament reveals it at its end, not the game
+    assert body["events"][-1]["server_seed"] is None
+    # the room outlives the grace and the retention: until the end, then the retention
+    keys = node.store.keys(room_id)
+    for key in (keys.room, keys.log, keys.seats):
+        assert await node.store.redis.ttl(key) > 3 * RETENTION

@@ -119,7 +119,8 @@ def test_openapi_has_every_route_of_the_server() -> None:
 
     served = {
         (method.lower(), route.path.replace("{room_id}", "{id}")
-         .replace("{player_id}", "{id}").replace("{game_id}", "{id}"))
+         .replace("{player_id}", "{id}").replace("{game_id}", "{id}")
+         .replace("{tournament_id}", "{id}"))
         for route in routes(sandbox=True)  # every route a server may have (13.15: sandbox)
         if isinstance(route, Route) and route.path not in ("/", "/ws")
         for method in route.methods or ()

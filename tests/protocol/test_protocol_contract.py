@@ -51,6 +51,9 @@ HTTP_API = (
     "/games/export",
     "/games/{id}",
     "/leaderboards/{board}",
+    "/tournaments",
+    "/tournaments/{id}",
+    "/tournaments/{id}/standings",
 )
 """The HTTP routes of the API (SPEC.md section 13; the analysis since v1.2, the lobby stream,
 the leaderboards since v1.4)."""
@@ -165,6 +168,23 @@ SKILL_FIELDS = (
     "rating_after",
 )  # fmt: skip
 LEADERBOARD_ROW_FIELDS = ("rank", "player", "name", "value", "provisional")
+TOURNAMENT_FIELDS = (
+    "tournament", "name", "options", "starts_ms", "ends_ms", "status", "entry_limit", "entries",
+    "public", "attempts", "rated", "daily", "dice_commitment", "seed", "optimal_score",
+)  # fmt: skip
+"""The fields of a tournament (v1.4, SPEC.md 13.20)."""
+LIVE_STANDING_FIELDS = ("place", "name", "score")
+FINAL_STANDING_FIELDS = (
+    *LIVE_STANDING_FIELDS, "player", "finished", "accuracy", "room", "invite_code",
+)  # fmt: skip
+"""The fields of a row of the standings, open and final (v1.4, SPEC.md 13.22)."""
+
+
+def _check_tournament(body: dict[str, Any]) -> None:
+    assert set(body) == set(TOURNAMENT_FIELDS)
+    _validator("RoomOptions").validate(body["options"])
+    assert body["status"] in ("upcoming", "open", "closed")
+    assert (body["seed"] is None) is (body["status"] != "closed")  # never before the end
 
 
 def _check_archived_game(body: dict[str, Any]) -> None:
@@ -264,6 +284,15 @@ def test_http_vectors_carry_protocol_objects(row: dict[str, Any]) -> None:
         assert values == sorted(values, reverse=True)
         for board_row in body["rows"]:
             assert set(board_row) == set(LEADERBOARD_ROW_FIELDS)
+    elif row["route"] == "/tournaments":
+        for tournament in body["tournaments"]:
+            _check_tournament(tournament)
+    elif row["route"] == "/tournaments/{id}":
+        _check_tournament(body)
+    elif row["route"] == "/tournaments/{id}/standings":
+        assert set(body) == {"tournament", "status", "final", "optimal_score", "entries"}
+        fields = FINAL_STANDING_FIELDS if body["final"] else LIVE_STANDING_FIELDS
+        assert all(set(entry) == set(fields) for entry in body["entries"])
     elif row["route"] not in ("/healthz", "/metrics"):  # pragma: no cover - a new route
         raise AssertionError(f"no check for {row['route']}")
 

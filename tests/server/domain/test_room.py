@@ -211,3 +211,38 @@ def test_nobody_is_absent_in_a_correspondence_room() -> None:
     host_away, _ = room.release(host_away, "a", "c-a", now=10) or (None, None)
     assert host_away is not None
     assert room.absent_at(host_away, 60) is None  # a host away in the lobby is not removed
+
+
+def entry(closes_ms: int = 50_000) -> room.RoomRecord:
+    """A tournament entry: one seat, the tournament's seed, play until ``closes_ms``."""
+    state = game.new_game(game.RuleOptions(), 1)
+    state, _ = game.apply(state, game.Join("a", "A"))
+    state, _ = game.apply(state, game.Start("a"))
+    record = room.new_record(state, public=False, invite_hash=room.hash_secret("x"),
+                             turn_seconds=0, now=1_000, dice_seed="cd" * 32,
+                             tournament="tCup", closes_ms=closes_ms)  # fmt: skip
+    record, _, _ = room.claim(record, "a", "c-a")
+    return record
+
+
+def test_a_tournament_entry_round_trips_with_its_tournament_and_end() -> None:
+    record = entry()
+    assert record_format.decode_record(record_format.encode_record(record)) == record
+    assert record.meta.tournament == "tCup"
+    assert record.meta.closes_ms == 50_000
+
+
+def test_play_in_an_entry_stops_at_the_tournaments_end() -> None:
+    record = entry(closes_ms=50_000)
+    room.require_open(record, 49_999)
+    with pytest.raises(room.TournamentClosedError) as refused:
+        room.require_open(record, 50_000)
+    assert refused.value.code == "tournament_closed"
+    room.require_open(started(lobby("a"), 1_000), 10**12)  # an ordinary room never closes
+
+
+def test_nobody_plays_for_an_entrant_who_went_away() -> None:
+    record, _ = room.release(entry(), "a", "c-a", now=2_000) or (entry(), [])
+    assert record.away_ms == {"a": 2_000}
+    assert room.absent_at(record, grace_seconds=60) is None
+    assert room.away_deadline(record, "a", grace_seconds=60) is None

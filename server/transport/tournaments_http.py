@@ -1,0 +1,169 @@
+"""The HTTP routes of duplicate tournaments (protocol 1.4, SPEC.md 13.18 to 13.22).
+
+    POST /tournaments                  create one (the operator; or any player, by setting)
+    GET  /tournaments                  public tournaments, soonest end first
+    GET  /tournaments/{id}             one tournament (its seed once it is over)
+    POST /tournaments/{id}/entries     enter: a room id and a seat token to play over /ws
+    GET  /tournaments/{id}/standings   the leaderboard (live; final once archived)
+
+Credentials travel in ``Authorization: Bearer`` (a player token, a JWT, or the operator's admin
+token), invite codes in ``X-Invite-Code``. Refusals are ``{code, message}`` with a protocol
+error code; a database that does not answer is ``503 unavailable`` (retryable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+import redis.exceptions
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from server.service.identities import IdentityError
+from server.service.tournaments import TournamentError
+from server.storage.postgres import DATABASE_ERRORS
+from server.transport.players_http import bearer
+
+__all__ = ["routes"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _json(value: object, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(value), status_code=status, media_type="application/json")
+
+
+def _error(code: str, message: str, status: int) -> Response:
+    response = _json({"code": code, "message": message}, status)
+    if status == 503:
+        response.headers["Retry-After"] = "5"
+    return response
+
+
+def _tournaments(request: Request) -> Any:
+    players = getattr(request.app.state.runtime, "players", None)
+    return None if players is None else players.tournaments
+
+
+def _guarded(handler: Handler) -> Handler:
+    """503 without a database; typed answers for every refusal and for storage faults."""
+
+    async def guarded(request: Request) -> Response:
+        if _tournaments(request) is None:
+            return _error("unavailable", "this server keeps no tournaments (no database)", 503)
+        try:
+            return await handler(request)
+        except (TournamentError, IdentityError) as exc:
+            return _error(exc.code, exc.message, exc.status)
+        except DATABASE_ERRORS as exc:
+            return _error("unavailable", f"tournament database unavailable: {exc}", 503)
+        except redis.exceptions.RedisError as exc:
+            return _error("unavailable", f"storage unavailable: {exc}", 503)
+
+    guarded.__name__ = handler.__name__
+    guarded.__doc__ = handler.__doc__
+    return guarded
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise TournamentError("malformed", "the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise TournamentError("malformed", "the body is not a JSON object")
+    return body
+
+
+async def _identity(request: Request) -> Any:
+    credential = bearer(request.headers)
+    if credential is None:
+        raise IdentityError("bad_player_token", "send Authorization: Bearer <player token>", 401)
+    return await request.app.state.runtime.players.identity_of(credential)
+
+
+def _invite(request: Request) -> str | None:
+    return request.headers.get("x-invite-code") or None
+
+
+@_guarded
+async def create_tournament(request: Request) -> Response:
+    """A new tournament: the operator's (admin token) or, by setting, any player's."""
+    tournaments = _tournaments(request)
+    credential = bearer(request.headers)
+    created_by = None
+    if not tournaments.is_admin(credential):
+        if tournaments.settings.tournaments_open_to != "identities":
+            raise TournamentError("not_allowed", "only the operator creates tournaments", 403)
+        created_by = (await _identity(request)).id
+    made, invite = await tournaments.create(await _body(request), created_by)
+    body = tournaments.view(made)
+    if invite is not None:
+        body["invite_code"] = invite
+    return _json(body, 201)
+
+
+@_guarded
+async def list_tournaments(request: Request) -> Response:
+    """The public tournaments not ended for more than a day."""
+    tournaments = _tournaments(request)
+    return _json({"tournaments": [tournaments.view(t) for t in await tournaments.listing()]})
+
+
+@_guarded
+async def get_tournament(request: Request) -> Response:
+    tournaments = _tournaments(request)
+    found = await tournaments.get(request.path_params["tournament_id"], _invite(request))
+    return _json(tournaments.view(found))
+
+
+@_guarded
+async def enter(request: Request) -> Response:
+    """An entry for the Bearer player: the room, the seat and its token (shown this once)."""
+    tournaments = _tournaments(request)
+    identity = await _identity(request)
+    entered = await tournaments.enter(
+        request.path_params["tournament_id"], identity.id, identity.name, _invite(request)
+    )
+    t = entered.tournament
+    return _json(
+        {
+            "tournament": t.id,
+            "room": entered.entry.room_id,
+            "player": entered.entry.player_id,
+            "seat": entered.seat,
+            "token": entered.token,
+            "attempt": entered.entry.attempt,
+            "dice_commitment": t.commitment,
+            "ends_ms": int(t.ends_at.timestamp() * 1000),
+        },
+        201,
+    )
+
+
+@_guarded
+async def standings(request: Request) -> Response:
+    tournaments = _tournaments(request)
+    raw = request.query_params.get("limit", "100")
+    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise TournamentError("out_of_range", "limit must be 1..1000")
+    body = await tournaments.standings_view(
+        request.path_params["tournament_id"], _invite(request), int(raw)
+    )
+    return _json(body)
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/tournaments", create_tournament, methods=["POST"]),
+        Route("/tournaments", list_tournaments, methods=["GET"]),
+        Route("/tournaments/{tournament_id}", get_tournament, methods=["GET"]),
+        Route("/tournaments/{tournament_id}/entries", enter, methods=["POST"]),
+        Route("/tournaments/{tournament_id}/standings", standings, methods=["GET"]),
+    ]
