@@ -127,7 +127,13 @@ class GameService:
     # -- the cache ----------------------------------------------------------------------------
 
     def _remember(self, room_id: str, cached: Cached) -> Cached:
-        self._cache.put(room_id, cached)
+        if cached.record.game.phase == game.Phase.FINISHED:
+            # A finished game's room is seldom read again (a rematch, a late spectator, the
+            # archive), and then from Redis: the cache holds the rooms in play only, so a
+            # process's memory stays level however many games it has served.
+            self._cache.pop(room_id, None)
+        else:
+            self._cache.put(room_id, cached)
         return cached
 
     def _from_store(self, room_id: str, stored: StoredRoom | None) -> Cached | None:

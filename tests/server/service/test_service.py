@@ -102,6 +102,7 @@ async def test_a_full_game_commits_a_gap_free_log_of_wire_events(nodes: list[Nod
         await node.service.play(room_id, player, pm.Score(id=f"s{turn}", box=Box(box.value)))
     current = await node.service.view(room_id)
     assert current.record.game.phase == game.Phase.FINISHED
+    assert node.service.cached(room_id) is None  # finished: no longer held in memory
     log = await node.log(room_id)
     assert [e.seq for e in log] == list(range(1, current.seq + 1))
     assert isinstance(log[-1], pm.GameOver)
