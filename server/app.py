@@ -43,7 +43,13 @@ from server.ops.metrics import Metrics
 from server.players import Players
 from server.service.correspondence import Correspondence
 from server.service.facade import Rooms
-from server.service.quickplay import QuickPlay, RatingLookup, SimulatedRatings, Timing
+from server.service.quickplay import (
+    QuickPlay,
+    RatingLookup,
+    ResultRatings,
+    SimulatedRatings,
+    Timing,
+)
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
@@ -328,6 +334,12 @@ def create_app(
             _preload_tables(rt)
             tasks = background.start_loops(rt)
             players = await Players.start(rt)  # the archive and identities (a database)
+            if (
+                players is not None
+                and ratings is None
+                and not settings.quick_play_simulated_ratings
+            ):
+                rt.quickplay.ratings = ResultRatings(players.ratings)  # matched by rating
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
             # What start-up made (modules, settings, the runtime) lives as long as the process:

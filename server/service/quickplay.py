@@ -43,6 +43,7 @@ from server.service.outcomes import Seated, ServiceError
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.storage.quickplay import QueueEntry, QuickPlayQueue, queue_name
+from server.storage.ratings import RatingsStore
 
 __all__ = [
     "Matched",
@@ -63,6 +64,18 @@ class RatingLookup(Protocol):
     """A player's rating for a rule family (``"yahtzee"``, ``"yatzy"``); None: unrated."""
 
     async def rating_of(self, player_id: str, family: str) -> float | None: ...
+
+
+class ResultRatings:
+    """The players' result ratings (the archive's, :class:`RatingsStore`) as quick play reads
+    them: a rating's mean, or None for a player never rated (matched in a wider window)."""
+
+    def __init__(self, ratings: RatingsStore) -> None:
+        self.ratings = ratings
+
+    async def rating_of(self, player_id: str, family: str) -> float | None:
+        rating = await self.ratings.rating_of(player_id, family)
+        return rating.mu if rating.games else None
 
 
 class NoRatings:
