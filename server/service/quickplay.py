@@ -8,7 +8,8 @@ group: the claim (one script that takes the whole group out of the queue, or not
 of them make it, and the other loses only that call. No lock is needed, and a queue's matching
 goes on while any process with a waiting player is alive.
 
-The room is made after the claim: private, ``auto_start`` on, the computers first, then each
+The room is made after the claim: private, ``auto_start`` on, rated when only people sit in
+it (casual with computers), the computers first, then each
 person seated as by ``join`` but not yet connected (as a rematch does). Each match is stored
 for the waiting connection's process (its next poll delivers it) and delivered at once when the
 connection is local. Should the room fail (storage down), the group is queued again with its
@@ -330,6 +331,8 @@ class QuickPlay:
             public=False,
             computers=[(level, None) for level in group.computers],
             auto_start=True,
+            # people only: the game moves their result ratings (a computer has no rating)
+            rated=not group.computers,
         )
         seated: dict[str, Seated] = {}
         for entry in members:

@@ -60,6 +60,7 @@ async def test_players_on_two_processes_are_matched_and_play_in_one_room(
         await ann.wait_for(lambda: any(
             m["type"] == "game_started" or (m["type"] == "snapshot" and m["state"]["status"]
                                              == "playing") for m in ann.messages))  # fmt: skip
+        assert ann.snapshots[-1]["state"]["rated"] is True  # people only: a rated game
     finally:
         await ann.close()
         await bob.close()
@@ -98,6 +99,7 @@ async def test_computers_fill_the_open_seats_after_the_wait(start_server: StartS
         snapshot = await ann.wait_for(lambda: ann.snapshots)
         computers = [p for p in snapshot[-1]["state"]["players"] if p["computer"]]
         assert len(computers) == 2
+        assert snapshot[-1]["state"]["rated"] is False  # computers: a casual game
     finally:
         await ann.close()
 
