@@ -108,7 +108,8 @@ const FRIENDLY = {
   player_not_found: "No player has this address.",
   game_not_found: "That game is not in the archive.",
   // Quick play (v1.4).
-  identity_required: "Quick play needs a remembered player, and this server keeps none.",
+  identity_required: "Quick play and rated rooms need a remembered player, and this server keeps none.",
+  rated_no_computers: "A rated room is for people only: set Computer players to 0.",
   already_queued: "You are already looking for a game (maybe in another window).",
   not_queued: "You were not waiting for a game any more.",
   // The page's own (the client library and the HTTP helpers).
@@ -763,6 +764,8 @@ function roomFields() {
     options,
     computers: Array.from({ length: computers }, () => ({ level })),
     hints: $("hints").checked,
+    // v1.4: a rated room (every person a remembered player, no computers)
+    ...($("rated").checked ? { rated: true } : {}),
     ...speedFields($("computers-speed").value),
   };
 }
@@ -777,7 +780,9 @@ function limitComputers() {
 async function createRoom(event) {
   event.preventDefault();
   try {
-    const created = await client.createRoom(roomFields());
+    const fields = roomFields();
+    if (fields.rated) await ensureIdentity();  // a rated room is made by a remembered player
+    const created = await client.createRoom(fields);
     await joinRoom(created.room, created.invite_code);
   } catch (err) { fail(err); }
 }
@@ -1604,6 +1609,7 @@ function optionsText(model) {
   parts.push(`first player: ${first[o.first_player] || o.first_player}`);
   if (model.turnSeconds) parts.push(`${model.turnSeconds}s per turn`);
   if (model.hints === true) parts.push("hints on");
+  if (model.rated) parts.push("rated");
   return parts.join(" · ");
 }
 

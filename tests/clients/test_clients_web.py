@@ -1702,6 +1702,33 @@ async def test_a_whole_turn_in_five_keys_in_dark_mode(cpu_pages: Pages) -> None:
     await expect(page.locator("#roll")).to_be_focused()
 
 
+async def test_the_form_creates_a_rated_room_for_people_only(db_pages: Pages) -> None:
+    """v1.4: "Rated" in the form makes a rated room (said in its options); with computers the
+    server refuses it and the page says why."""
+    from playwright.async_api import expect
+
+    server = db_pages.server
+    page = await db_pages.open()
+    await page.fill("#name", f"Rae Ted {secrets.randbelow(10**5)}")
+    await page.click("#more summary")
+    await page.fill("#seats", "2")
+    await page.fill("#computers", "1")
+    await page.check("#rated")
+    await page.click("#create-button")
+    await expect(page.locator("#notice-text")).to_have_text(
+        "A rated room is for people only: set Computer players to 0."
+    )
+    await page.fill("#computers", "0")
+    await page.click("#create-button")
+    await expect(page.locator("#start")).to_be_visible()
+    await expect(page.locator("#room-options")).to_contain_text("rated")
+    mine = (await page.locator("#room-id").text_content()) or ""
+    async with httpx.AsyncClient(timeout=30) as http:
+        room = (await http.get(f"{server.http}/rooms/{mine}")).json()["state"]
+    assert room["rated"] is True
+    assert await axe_serious(page) == []
+
+
 async def test_a_phone_creates_a_correspondence_room_and_lists_the_player_s_turns(
     db_pages: Pages,
 ) -> None:
