@@ -260,7 +260,8 @@ class GameService:
         await self.hints.update(
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
-        await self._tell_score(room_id, cached.record, record)
+        if record.meta.tournament:  # (no coroutine for the other rooms' commits)
+            await self._tell_score(room_id, cached.record, record)
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
         if just_finished:
             try:
