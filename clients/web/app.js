@@ -110,6 +110,15 @@ const FRIENDLY = {
   // Quick play (v1.4).
   identity_required: "Quick play and rated rooms need a remembered player, and this server keeps none.",
   rated_no_computers: "A rated room is for people only: set Computer players to 0.",
+  unknown_board: "There is no such leaderboard.",
+  unknown_period: "That leaderboard has no such period.",
+  // Duplicate tournaments (v1.4).
+  tournament_not_found: "No tournament has this address (or its invite code is wrong).",
+  tournament_not_started: "This tournament has not started yet.",
+  tournament_closed: "This tournament is over: no more entries or moves.",
+  tournament_full: "This tournament has all the entries it takes.",
+  already_entered: "You have used every entry this tournament allows.",
+  not_allowed: "You may not do that here.",
   already_queued: "You are already looking for a game (maybe in another window).",
   not_queued: "You were not waiting for a game any more.",
   // The page's own (the client library and the HTTP helpers).

@@ -1200,7 +1200,7 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("quick_play_status", quick_play_status),
     ("quick_play_matched", quick_play_matched),
     ("quick_play_matched_computers", quick_play_matched_computers),
-    ("error_identity_required", make_error(ErrorCode.IDENTITY_REQUIRED, "q1")),
+    ("error_identity_required_quick_play", make_error(ErrorCode.IDENTITY_REQUIRED, "q1")),
     ("error_already_queued", make_error(ErrorCode.ALREADY_QUEUED, "q3")),
     ("error_not_queued", make_error(ErrorCode.NOT_QUEUED, "q2")),
     ("error", error_not_your_turn),
@@ -1314,7 +1314,7 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("rematch_offered", rematch_offered),
     ("rematch_offered_private", rematch_offered_private),
     ("ratings", ratings_changed),
-    ("error_identity_required", error_identity_required),
+    ("error_identity_required_rated", error_identity_required),
     ("error_rated_no_computers", error_rated_no_computers),
 )
 

@@ -118,5 +118,8 @@ async def test_database_migrates_the_real_schema_and_answers_ping(database: Data
             " WHERE table_schema = current_schema() ORDER BY table_name"
         )
         names = [row[0] for row in await cur.fetchall()]  # type: ignore[index]
-    assert names == ["game_logs", "game_players", "games", "identities", "schema_migrations"]
+    assert names == [
+        "decision_ratings", "game_logs", "game_players", "game_skill", "games", "identities",
+        "ratings", "schema_migrations", "tournament_entries", "tournaments",
+    ]  # fmt: skip
     assert await database.ensure_schema() == []
