@@ -1966,7 +1966,8 @@ function renderGameOver(me) {
 
 /** My seat's skill in the archived game ({room, accuracy, luck} once known, v1.4). */
 let archivedSkill = null;
-const SKILL_TRIES = 8;          // the archiver writes a game within a second or two
+// the archiver writes a game within a second or two; a busy server may take much longer
+const SKILL_TRIES = 40;
 
 /** A casual game's skill and luck come from its archive (GET /games/{id}), a few tries. */
 async function loadSkill(room, me) {
@@ -1982,7 +1983,9 @@ async function loadSkill(room, me) {
       }
       return;
     } catch (err) {
-      if (!err || err.code !== "game_not_found") return;  // no archive here: no line
+      // not archived yet, or a busy server: try again; anything else (no archive): no line
+      const again = ["game_not_found", "unavailable", "rate_limited", "http_429", "http_503"];
+      if (!err || !again.includes(err.code)) return;
     }
     await new Promise((resolve) => { setTimeout(resolve, 1000); });
   }

@@ -1702,6 +1702,34 @@ async def test_a_whole_turn_in_five_keys_in_dark_mode(cpu_pages: Pages) -> None:
     await expect(page.locator("#roll")).to_be_focused()
 
 
+async def test_game_over_says_how_accurately_i_played_and_how_kind_the_dice_were(
+    db_pages: Pages,
+) -> None:
+    """v1.4: at game over, my accuracy and my luck from the archived game (GET /games/{id})."""
+    from playwright.async_api import expect
+
+    from clients.players import fetch_game
+
+    page = await db_pages.open()
+    room, _ = await play_solo_on_the_page(page, f"Lu Kee {secrets.randbelow(10**5)}")
+    line = page.locator("#skill-line")
+    await expect(line).to_be_visible(timeout=45_000)  # once the archive has the game
+    text = (await line.text_content()) or ""
+    found = re.fullmatch(
+        r"You played (\d+\.\d) % accurately; the dice were (\d+) points"
+        r" (kinder|less kind) than average\.",
+        text,
+    )
+    assert found is not None, text
+    token = json.loads(await page.evaluate("localStorage.getItem('yahtzee.identity')"))["token"]
+    game = await asyncio.to_thread(lambda: fetch_game(db_pages.server.http, room, token=token))
+    [seat] = game["players"]
+    skill = seat["skill"]
+    assert found.group(1) == f"{skill['accuracy']:.1f}"
+    assert found.group(2) == f"{abs(skill['luck']):.0f}"
+    assert found.group(3) == ("kinder" if skill["luck"] >= 0 else "less kind")
+
+
 async def test_the_form_creates_a_rated_room_for_people_only(db_pages: Pages) -> None:
     """v1.4: "Rated" in the form makes a rated room (said in its options); with computers the
     server refuses it and the page says why."""
