@@ -8,8 +8,8 @@ to them in turn. A child speaks one JSON object a line on its stdin / stdout:
 - ``{"op": "init", "ports": [...], "options": {...}, "index": k}`` -> ``{"ok": true}``
 - ``{"op": "grow", "shapes": [[people, computers, spectators], ...]}`` -> ``{"ok": true}``
   (the rooms are open and playing)
-- ``{"op": "measure", "seconds": s}`` -> a :class:`~clients.bench.ccu.Window` as JSON (the parent
-  measures the server over the same seconds and merges every window)
+- ``{"op": "measure", "seconds": s}`` -> a :class:`~clients.bench.crowdrun.Window` as JSON
+  (the parent measures the server over the same seconds and merges every window)
 - ``{"op": "close"}`` -> ``{"violations": [...], "errors": [...]}``, then the child exits.
 
 A child that fails answers ``{"error": "..."}``; the parent raises it. The lobby streams stay in
@@ -24,8 +24,8 @@ import random
 import sys
 from typing import Any
 
-from clients.bench.ccu import Crowd, CrowdOptions, Window, client_window
 from clients.bench.crowd import MixShape
+from clients.bench.crowdrun import Crowd, CrowdOptions, Window, client_window
 
 __all__ = ["RemoteDriver", "main"]
 
@@ -86,7 +86,7 @@ class RemoteDriver:
 
 
 class _Child:
-    """The child's side: one :class:`~clients.bench.ccu.Crowd` run on command."""
+    """The child's side: one :class:`~clients.bench.crowdrun.Crowd` run on command."""
 
     def __init__(self) -> None:
         self.crowd: Crowd | None = None
