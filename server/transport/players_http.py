@@ -38,17 +38,19 @@ from server.storage.ratings import BOARDS, FAMILIES
 from server.strategy.calibration import DECISION_RATINGS
 from server.transport.connection import TokenBucket
 
-__all__ = ["bearer", "routes"]
+__all__ = ["bearer", "error_answer", "json_answer", "routes"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def _json(value: object, status: int = 200) -> Response:
+def json_answer(value: object, status: int = 200) -> Response:
+    """A JSON body (msgspec) with ``status``."""
     return Response(msgspec.json.encode(value), status_code=status, media_type="application/json")
 
 
-def _error(code: str, message: str, status: int) -> Response:
-    response = _json({"code": code, "message": message}, status)
+def error_answer(code: str, message: str, status: int) -> Response:
+    """A typed error body (``code``, ``message``); a 503 says when to retry."""
+    response = json_answer({"code": code, "message": message}, status)
     if status == 503:
         response.headers["Retry-After"] = "5"
     return response
@@ -74,15 +76,15 @@ def _guarded(handler: Handler) -> Handler:
 
     async def guarded(request: Request) -> Response:
         if _players(request) is None:
-            return _error("unavailable", "this server keeps no players (no database)", 503)
+            return error_answer("unavailable", "this server keeps no players (no database)", 503)
         try:
             return await handler(request)
         except IdentityError as exc:
-            return _error(exc.code, exc.message, exc.status)
+            return error_answer(exc.code, exc.message, exc.status)
         except DATABASE_ERRORS as exc:
-            return _error("unavailable", f"player database unavailable: {exc}", 503)
+            return error_answer("unavailable", f"player database unavailable: {exc}", 503)
         except redis.exceptions.RedisError as exc:
-            return _error("unavailable", f"storage unavailable: {type(exc).__name__}", 503)
+            return error_answer("unavailable", f"storage unavailable: {type(exc).__name__}", 503)
 
     guarded.__name__ = handler.__name__
     guarded.__doc__ = handler.__doc__
@@ -137,16 +139,16 @@ async def create_player(request: Request) -> Response:
     if not isinstance(name, str):
         raise IdentityError("missing_field" if name is None else "invalid_field", "name: a string")
     if not _quota(request, players.settings.players_per_hour):
-        return _error("rate_limited", "too many new players from this address: wait", 429)
+        return error_answer("rate_limited", "too many new players from this address: wait", 429)
     identity, token = await players.identities.create_guest(name)
-    return _json({"player": identity.id, "name": identity.name, "token": token}, 201)
+    return json_answer({"player": identity.id, "name": identity.name, "token": token}, 201)
 
 
 @_guarded
 async def me(request: Request) -> Response:
     """Who the Bearer credential names."""
     identity = await _players(request).identities.resolve(await _required_viewer(request))
-    return _json({"player": identity.id, "name": identity.name, "linked": identity.linked})
+    return json_answer({"player": identity.id, "name": identity.name, "linked": identity.linked})
 
 
 @_guarded
@@ -158,14 +160,14 @@ async def link(request: Request) -> Response:
     if not isinstance(jwt_token, str):
         raise IdentityError("missing_field", "jwt: the identity provider's token")
     identity = await _players(request).identities.link(token, jwt_token)
-    return _json({"player": identity.id, "name": identity.name, "linked": True})
+    return json_answer({"player": identity.id, "name": identity.name, "linked": True})
 
 
 @_guarded
 async def revoke(request: Request) -> Response:
     """Revoke the Bearer player token."""
     identity = await _players(request).identities.revoke(await _required_viewer(request))
-    return _json({"player": identity.id, "revoked": True})
+    return json_answer({"player": identity.id, "revoked": True})
 
 
 @_guarded
@@ -174,8 +176,8 @@ async def profile(request: Request) -> Response:
     viewer = await _viewer(request)
     body = await players.archive.profile(request.path_params["player_id"], viewer)
     if body is None:
-        return _error("player_not_found", "no player has this id", 404)
-    return _json(body)
+        return error_answer("player_not_found", "no player has this id", 404)
+    return json_answer(body)
 
 
 def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -196,14 +198,14 @@ async def player_games(request: Request) -> Response:
     limit = _int(request, "limit", 20, 1, 100)
     viewer = await _viewer(request)
     if await players.archive.profile(player_id, viewer) is None:
-        return _error("player_not_found", "no player has this id", 404)
+        return error_answer("player_not_found", "no player has this id", 404)
     try:
         games, cursor = await players.archive.games_of(
             player_id, viewer, limit, request.query_params.get("before")
         )
     except ValueError as exc:
         raise IdentityError("invalid_field", str(exc)) from None
-    return _json({"player": player_id, "games": games, "next_before": cursor})
+    return json_answer({"player": player_id, "games": games, "next_before": cursor})
 
 
 @_guarded
@@ -214,9 +216,9 @@ async def player_turns(request: Request) -> Response:
     identity = await _players(request).identities.resolve(await _required_viewer(request))
     player_id = request.path_params["player_id"]
     if identity.id != player_id or rt.correspondence is None:
-        return _error("player_not_found", "no player has this id", 404)
+        return error_answer("player_not_found", "no player has this id", 404)
     entries = [dataclasses.asdict(e) for e in await rt.correspondence.turns(player_id)]
-    return _json(
+    return json_answer(
         {
             "player": player_id,
             "server_time_ms": rt.service.clock(),
@@ -236,8 +238,8 @@ async def get_game(request: Request) -> Response:
         if viewer is None or viewer not in {p["identity"] for p in body["players"]}:
             body = None
     if body is None:
-        return _error("game_not_found", "no archived game has this id", 404)
-    return _json(body)
+        return error_answer("game_not_found", "no archived game has this id", 404)
+    return json_answer(body)
 
 
 @_guarded
@@ -266,7 +268,7 @@ async def leaderboard(request: Request) -> Response:
     players = _players(request)
     board = request.path_params["board"]
     if board not in BOARDS:
-        return _error("unknown_board", f"board must be one of {', '.join(BOARDS)}", 404)
+        return error_answer("unknown_board", f"board must be one of {', '.join(BOARDS)}", 404)
     period = _choice(request, "period", "all", PERIODS)
     family = _choice(request, "family", "yahtzee", FAMILIES)
     limit = _int(request, "limit", 20, 1, 100)
@@ -297,7 +299,7 @@ async def leaderboard(request: Request) -> Response:
             )
         ],
     }
-    return _json(body)
+    return json_answer(body)
 
 
 def _shown(board: str, value: float) -> int:

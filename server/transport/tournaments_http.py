@@ -25,22 +25,11 @@ from starlette.routing import BaseRoute, Route
 from server.service.identities import IdentityError
 from server.service.tournaments import TournamentError
 from server.storage.postgres import DATABASE_ERRORS
-from server.transport.players_http import bearer
+from server.transport.players_http import bearer, error_answer, json_answer
 
 __all__ = ["routes"]
 
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-def _json(value: object, status: int = 200) -> Response:
-    return Response(msgspec.json.encode(value), status_code=status, media_type="application/json")
-
-
-def _error(code: str, message: str, status: int) -> Response:
-    response = _json({"code": code, "message": message}, status)
-    if status == 503:
-        response.headers["Retry-After"] = "5"
-    return response
 
 
 def _tournaments(request: Request) -> Any:
@@ -53,15 +42,17 @@ def _guarded(handler: Handler) -> Handler:
 
     async def guarded(request: Request) -> Response:
         if _tournaments(request) is None:
-            return _error("unavailable", "this server keeps no tournaments (no database)", 503)
+            return error_answer(
+                "unavailable", "this server keeps no tournaments (no database)", 503
+            )
         try:
             return await handler(request)
         except (TournamentError, IdentityError) as exc:
-            return _error(exc.code, exc.message, exc.status)
+            return error_answer(exc.code, exc.message, exc.status)
         except DATABASE_ERRORS as exc:
-            return _error("unavailable", f"tournament database unavailable: {exc}", 503)
+            return error_answer("unavailable", f"tournament database unavailable: {exc}", 503)
         except redis.exceptions.RedisError as exc:
-            return _error("unavailable", f"storage unavailable: {exc}", 503)
+            return error_answer("unavailable", f"storage unavailable: {exc}", 503)
 
     guarded.__name__ = handler.__name__
     guarded.__doc__ = handler.__doc__
@@ -106,21 +97,21 @@ async def create_tournament(request: Request) -> Response:
     body = tournaments.view(made)
     if invite is not None:
         body["invite_code"] = invite
-    return _json(body, 201)
+    return json_answer(body, 201)
 
 
 @_guarded
 async def list_tournaments(request: Request) -> Response:
     """The public tournaments not ended for more than a day."""
     tournaments = _tournaments(request)
-    return _json({"tournaments": [tournaments.view(t) for t in await tournaments.listing()]})
+    return json_answer({"tournaments": [tournaments.view(t) for t in await tournaments.listing()]})
 
 
 @_guarded
 async def get_tournament(request: Request) -> Response:
     tournaments = _tournaments(request)
     found = await tournaments.get(request.path_params["tournament_id"], _invite(request))
-    return _json(tournaments.view(found))
+    return json_answer(tournaments.view(found))
 
 
 @_guarded
@@ -132,7 +123,7 @@ async def enter(request: Request) -> Response:
         request.path_params["tournament_id"], identity.id, identity.name, _invite(request)
     )
     t = entered.tournament
-    return _json(
+    return json_answer(
         {
             "tournament": t.id,
             "room": entered.entry.room_id,
@@ -156,7 +147,7 @@ async def standings(request: Request) -> Response:
     body = await tournaments.standings_view(
         request.path_params["tournament_id"], _invite(request), int(raw)
     )
-    return _json(body)
+    return json_answer(body)
 
 
 def routes() -> list[BaseRoute]:
