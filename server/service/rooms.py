@@ -28,7 +28,7 @@ import protocol.messages as pm
 from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, wire
-from server.domain import record_format, room
+from server.domain import deadlines, record_format, room
 from server.domain.dice import Dice, Draws, new_seed
 from server.domain.events import Occurred, occurred
 from server.domain.refusals import RefusalError
@@ -217,14 +217,14 @@ class GameService:
         )
         changed = [e.seq for e in events if not isinstance(e, pm.Spectators)]
         record = record.replace(  # one copy of the record a commit
-            absent_ms=room.absent_at(record, grace),
-            computer_ms=room.computer_at(record, now),
+            absent_ms=deadlines.absent_at(record, grace),
+            computer_ms=deadlines.computer_at(record, now),
             # spectator counts do not make a client's expect_seq stale (SPEC.md 10.8)
             game_seq=changed[-1] if changed else record.game_seq,
         )
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
-        ttl = room.room_ttl(
+        ttl = deadlines.room_ttl(
             record, self.settings.idle_room_seconds, self.settings.retention_seconds
         )
         if record.meta.closes_ms is not None:
