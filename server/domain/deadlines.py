@@ -17,6 +17,7 @@ __all__ = [
     "computer_on_turn",
     "ghost_at",
     "room_ttl",
+    "turn_began_at",
     "wake_at",
 ]
 
@@ -82,16 +83,29 @@ def computer_at(record: RoomRecord, now: int) -> int | None:
     return now + record.meta.computer_delay_ms
 
 
-def room_ttl(record: RoomRecord, idle_seconds: int, retention_seconds: int) -> int:
+def room_ttl(record: RoomRecord, idle_seconds: int, retention_seconds: int, now: int) -> int:
     """Seconds the room's keys live after this commit: the retention once the game is over,
     else the idle time; a correspondence room's clock is added to it, so that a room whose
     players take their time never expires while its game runs (each move, or the clock
-    playing it, refreshes the TTL)."""
+    playing it, refreshes the TTL). A tournament entry lives until its tournament's close has
+    read it, and then for the retention (its log is what ``yahtzee verify`` checks after the
+    end time)."""
     if record.game.phase == game.Phase.FINISHED:
-        return retention_seconds
-    if record.meta.correspondence:
-        return idle_seconds + record.meta.turn_seconds
-    return idle_seconds
+        ttl = retention_seconds
+    elif record.meta.correspondence:
+        ttl = idle_seconds + record.meta.turn_seconds
+    else:
+        ttl = idle_seconds
+    if record.meta.closes_ms is not None:
+        ttl = max(ttl, (record.meta.closes_ms - now) // 1000 + retention_seconds)
+    return ttl
+
+
+def turn_began_at(record: RoomRecord, now: int) -> int:
+    """The clock reading that set the turn's deadline (``now`` when the room has none)."""
+    if record.deadline_ms is None:
+        return now
+    return record.deadline_ms - record.meta.turn_seconds * 1000
 
 
 def wake_at(record: RoomRecord) -> int | None:

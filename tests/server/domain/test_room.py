@@ -193,12 +193,29 @@ def test_a_correspondence_record_keeps_its_kind_through_its_stored_form() -> Non
 def test_a_correspondence_room_lives_while_its_game_runs() -> None:
     idle, retention = 86_400, 3_600
     ordinary = started(lobby("a", "b", turn_seconds=60), now=0)
-    assert deadlines.room_ttl(ordinary, idle, retention) == idle
+    assert deadlines.room_ttl(ordinary, idle, retention, 0) == idle
     slow = started(correspondence("a", "b", seconds=14 * 86_400), now=0)
     # a move at the last second of a 14-day clock still finds the room (the TTL covers it)
-    assert deadlines.room_ttl(slow, idle, retention) == idle + 14 * 86_400
+    assert deadlines.room_ttl(slow, idle, retention, 0) == idle + 14 * 86_400
     over = slow.replace(game=dataclasses.replace(slow.game, phase=game.Phase.FINISHED))
-    assert deadlines.room_ttl(over, idle, retention) == retention
+    assert deadlines.room_ttl(over, idle, retention, 0) == retention
+
+
+def test_a_tournament_entry_lives_until_its_close_has_read_it() -> None:
+    idle, retention = 600, 3_600
+    entry = started(lobby("a"), now=0)
+    entry = entry.replace(meta=dataclasses.replace(entry.meta, closes_ms=86_400_000))
+    # an hour into a day-long tournament: the rest of the day, then the retention
+    assert deadlines.room_ttl(entry, idle, retention, 3_600_000) == 82_800 + retention
+    # past the close only the usual lifetime is left
+    assert deadlines.room_ttl(entry, idle, retention, 90_000_000) == idle
+
+
+def test_a_turn_began_when_its_deadline_was_set() -> None:
+    timed = started(lobby("a", "b", turn_seconds=60), now=7_000)
+    assert deadlines.turn_began_at(timed, 30_000) == 7_000
+    untimed = started(lobby("a", "b"), now=7_000)
+    assert deadlines.turn_began_at(untimed, 30_000) == 30_000
 
 
 def test_nobody_is_absent_in_a_correspondence_room() -> None:
