@@ -58,6 +58,10 @@ async def test_a_player_token_stream_pushes_the_turn_list_when_the_turn_becomes_
                 assert all(a != b for a, b in itertools.pairwise(sent))
                 assert set(anonymous.event_types) == {"rooms"}
                 assert anonymous.turns == []
+
+                await bob.ok("leave")  # Bob forfeits: the game leaves his list
+                empty = {"player": who["bob_id"], "turns": [], "games": []}
+                await stream.wait_turns(lambda body: _listed(body) == empty)
         finally:
             await ann.close()
             await bob.close()
