@@ -93,6 +93,8 @@ OBJECTS: Final = (
     "Limits",
     "ComputerSeat",
     "HintOption",
+    "Correspondence",
+    "RatingChange",
     "GameAnalysis",
     "PlayerAnalysis",
     "DecisionReview",
