@@ -676,7 +676,7 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_A, _S, leave),
     Step(_S, _A, ack_leave, note="After game_over: no event; Ann's token is revoked."),
 )
-"""The transcript of SPEC.md section 1 (quick start)."""
+"""The transcript of the quick start: SPEC-APPENDIX.md A, linked from SPEC.md section 1."""
 
 # --------------------------------------------------------------------------------------------
 # Variants, so that every message type and interesting shape has a vector
