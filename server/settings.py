@@ -103,6 +103,9 @@ class Settings:
     max_connections_per_address: int = field(default=256, metadata=_env("YAHTZEE_MAX_PER_ADDRESS"))
     #: Most ``GET /lobby`` streams open on one process (more: HTTP 429).
     max_lobby_watchers: int = field(default=2000, metadata=_env("YAHTZEE_MAX_LOBBY_WATCHERS"))
+    #: A ``GET /lobby`` stream with a player token re-reads the player's turn list at least
+    #: this often (seconds); this process's own commits wake it at once (SPEC.md 13.6).
+    lobby_turns_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_LOBBY_TURNS_SECONDS"))
     #: Rooms one connection may create per minute (burst 5), and one address (burst 60).
     rooms_per_minute: float = field(default=6.0, metadata=_env("YAHTZEE_ROOMS_PER_MINUTE"))
     rooms_per_minute_per_address: float = field(
@@ -213,6 +216,7 @@ class Settings:
             "handshake_timeout_seconds",
             "max_connections_per_address",
             "max_lobby_watchers",
+            "lobby_turns_seconds",
             "rooms_per_minute",
             "rooms_per_minute_per_address",
             "webhook_timeout_seconds",

@@ -329,11 +329,20 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
     ),
     "/lobby": (
         "The public lobby as Server-Sent Events (13.6)",
-        [],
+        [_BEARER],
         {
-            "200": _text("text/event-stream", "`rooms` events: the whole list when it changes."),
+            "200": _text(
+                "text/event-stream",
+                "`rooms` events: the whole list when it changes. With a player credential "
+                "(v1.4) also `turns` events: the body of `GET /players/{id}/turns` when it "
+                "changes.",
+            ),
+            "401": _CREDENTIAL["401"],
             "429": _error("`rate_limited`: too many streams from this address or process."),
-            "503": _error("`unavailable`: the server holds as many connections as it may."),
+            "503": _error(
+                "`unavailable`: the server holds as many connections as it may, or (with a "
+                "credential) the player database does not answer."
+            ),
         },
     ),
     "/healthz": (
