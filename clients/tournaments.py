@@ -35,6 +35,7 @@ __all__ = [
     "listing",
     "register",
     "verify",
+    "watch_entry",
 ]
 
 
@@ -157,3 +158,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--url", default=os.environ.get("YAHTZEE_URL") or DEFAULT_URL)
     parser.add_argument("--invite-code", help="an invite-only tournament's code (a header)")
     parser.set_defaults(func=_run_command)
+
+
+def watch_entry(
+    base_url: str,
+    tournament: str,
+    room: str,
+    *,
+    after: int = 0,
+    invite_code: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every event of entry ``room`` after seq ``after`` that may be shown now
+    (``GET /tournaments/{id}/entries/{room}/events``, SPEC.md 13.23, all its pages): while the
+    tournament is open, those committed at least its ``watch_delay_seconds`` ago (refused with
+    ``watch_not_allowed`` when it sets none); after its end, every one. To follow the entry,
+    ask again later with ``after`` = the last ``seq`` seen. ``invite_code``: the tournament's."""
+    events: list[dict[str, Any]] = []
+    base = f"/tournaments/{_quote(tournament)}/entries/{_quote(room)}/events"
+    while True:
+        path = f"{base}?{urllib.parse.urlencode({'after': after})}"
+        page = _request(base_url, "GET", path, invite_code=invite_code)
+        events.extend(page["events"])
+        if page["next_after"] is None:
+            return events
+        after = page["next_after"]

@@ -1147,3 +1147,32 @@ export function fetchStandings(base, tournament, options = {}) {
   return getJson(tournamentPath(base, tournament, `/standings?${query}`),
     withInvite({}, options.inviteCode), options.fetch);
 }
+
+/**
+ * A live entry's events that may be shown now (`GET /tournaments/{id}/entries/{room}/events`,
+ * SPEC.md 13.23), every page, in seq order: while the tournament is open only those committed
+ * at least its `watch_delay_seconds` ago (rejects with `watch_not_allowed` when it sets none,
+ * `room_not_found` for a room that is not one of its entries); after its end, every event.
+ * To follow the entry, ask again later with `after` = the last seq seen. The invite code, if
+ * any, is the tournament's (the entry's own stays secret).
+ * @param {string} base
+ * @param {string} tournament
+ * @param {string} room the entry's room (a `room` of the open standings)
+ * @param {{after?: number, limit?: number, inviteCode?: string|null, fetch?: typeof fetch}}
+ *   [options]
+ * @returns {Promise<object[]>} event messages
+ */
+export async function fetchEntryEvents(base, tournament, room, options = {}) {
+  const events = [];
+  let after = options.after || 0;
+  const limit = options.limit || 500;
+  const path = `/entries/${encodeURIComponent(room)}/events`;
+  for (;;) {
+    const query = new URLSearchParams({ after: String(after), limit: String(limit) });
+    const page = await getJson(tournamentPath(base, tournament, `${path}?${query}`),
+      withInvite({}, options.inviteCode), options.fetch);
+    events.push(...page.events);
+    if (page.next_after === null) return events;
+    after = page.next_after;
+  }
+}

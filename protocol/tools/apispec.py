@@ -529,6 +529,23 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
             **_DATABASE,
         },
     ),
+    "/tournaments/{id}/entries/{room}/events": (
+        "An entry's events, old enough to watch while open (13.23, v1.4)",
+        [
+            _id("A tournament id."),
+            _id("The room of one of its entries.", "room"),
+            _INVITE,
+            _query("after", 0, None, 0),
+            _query("limit", 1, 1000, 500),
+        ],
+        {
+            "200": _json(_events_page(), "One page of the events that may be shown now."),
+            "400": _error("`invalid_field` or `out_of_range`: a bad `after` or `limit`."),
+            "404": _error("`tournament_not_found` or `room_not_found`."),
+            "409": _error("`watch_not_allowed`: open, and no watch delay."),
+            **_DATABASE,
+        },
+    ),
 }
 
 

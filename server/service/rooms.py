@@ -73,8 +73,9 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 
-ScoreListener = Callable[[str, str, int], Awaitable[None]]
-"""Told (tournament id, entry room id, new total) after a commit changed an entry's total."""
+EntryListener = Callable[[str, str, int, int, int], Awaitable[None]]
+"""Told (tournament id, entry room id, its total, last seq, now) after each commit of an entry:
+its live leaderboard and when its events became old enough to watch (SPEC.md 13.23)."""
 
 
 def _entry_total(record: room.RoomRecord) -> int:
@@ -110,8 +111,8 @@ class GameService:
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.endings = endings or GameEndings()
-        #: told when a tournament entry's total changed (its live leaderboard)
-        self.scores: ScoreListener | None = None
+        #: told after each commit of a tournament entry (its leaderboard and watch times)
+        self.entry_commits: EntryListener | None = None
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
         self.hints = Hints(store, settings, wake, correspondence)
 
@@ -253,7 +254,7 @@ class GameService:
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
         if record.meta.tournament:  # (no coroutine for the other rooms' commits)
-            await self._tell_score(room_id, cached.record, record)
+            await self._tell_entry(room_id, record, reply.last_seq)
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
         if just_finished:
             try:
@@ -262,18 +263,16 @@ class GameService:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Attempt(Outcome(reply.last_seq, change.result, record=record), None)
 
-    async def _tell_score(
-        self, room_id: str, before: room.RoomRecord, after: room.RoomRecord
-    ) -> None:
-        if not after.meta.tournament or self.scores is None or not after.game.players:
+    async def _tell_entry(self, room_id: str, record: room.RoomRecord, last_seq: int) -> None:
+        tournament = record.meta.tournament
+        if self.entry_commits is None:
             return
-        total = _entry_total(after)
-        if total == _entry_total(before):
-            return
-        try:
-            await self.scores(after.meta.tournament, room_id, total)
+        try:  # the clock after the commit: an event is never dated before it was written
+            await self.entry_commits(
+                tournament, room_id, _entry_total(record), last_seq, self.clock()
+            )
         except redis.exceptions.RedisError as exc:  # the close recomputes every total
-            log.warning("tournament %s: standings not updated: %s", after.meta.tournament, exc)
+            log.warning("tournament %s: entry %s not recorded: %s", tournament, room_id, exc)
 
     def apply(
         self, room_id: str, record: room.RoomRecord, commands: Sequence[game.Command]
