@@ -31,10 +31,12 @@ from clients_live import LiveServer, spawn_server, stop_server
 from test_clients_web import (  # noqa: F401  (fixtures: pytest finds them by name)
     PHONE,
     Pages,
+    _shot,
     axe_serious,
     browser,
     db_pages,
     opened_pages,
+    small_targets,
 )
 
 from clients.players import create_guest
@@ -261,8 +263,15 @@ async def test_a_player_enters_plays_and_sees_the_standings_then_the_final_resul
     await expect(facts.locator('[data-fact="seed"] dd')).to_have_text(seed)
     await expect(page.locator("#tournament-enter")).to_be_hidden()
     assert await axe_serious(page) == []
+    await page.screenshot(path=_shot("web-tournament.png"), full_page=True)
     # The token of the entry's seat went into no address.
     assert not [url for url in cup_pages.requests if "ypt_" in url]
+
+    # On a phone the final standings (the long verify hints) fit without sideways scrolling.
+    phone = await cup_pages.open(f"/#/tournaments/{tid}", phone=True)
+    await expect(phone.locator("#standings-reference")).to_have_text(f"The dice allowed {allowed}.")
+    await expect(phone.locator("#standings-rows .verify-hint code")).to_contain_text(room)
+    await no_sideways_scroll(phone)
 
 
 async def test_an_unknown_tournament_says_so(cup_pages: Pages) -> None:
@@ -300,6 +309,7 @@ async def test_a_phone_lists_tournaments_and_creates_one_without_sideways_scroll
     # This server lets remembered players create: the form, then the new tournament's view.
     form = page.locator("#tournament-create")
     await expect(form).to_be_visible()
+    assert await small_targets(page) == []
     made_name = f"Made on a phone {secrets.randbelow(10**5)}"
     await page.fill("#tournament-create-name", made_name)
     await page.fill("#tournament-create-attempts", "2")
@@ -312,11 +322,41 @@ async def test_a_phone_lists_tournaments_and_creates_one_without_sideways_scroll
     )
     await expect(page.locator("#tournament-enter")).to_be_visible()
     await no_sideways_scroll(page)
+    assert await small_targets(page) == []
     made = await page.evaluate("window.yahtzee.tournament.id")
     async with httpx.AsyncClient(base_url=server.http, timeout=30) as http:
         listed = (await http.get(f"/tournaments/{made}")).json()
     assert listed["name"] == made_name
     assert listed["attempts"] == 2
+
+
+async def test_another_tab_resumes_the_unfinished_entry(cup_pages: Pages) -> None:
+    """An entrant may stop and come back until the end: the tournament's view in another tab of
+    the same browser offers the unfinished entry, and takes its seat back where it was."""
+    from playwright.async_api import expect
+
+    cup = await create_as_operator(cup_pages.server, f"Resume cup {secrets.randbelow(10**5)}")
+    tid = cup["tournament"]
+    context = await cup_pages.context()
+    page = await cup_pages.open(f"/#/tournaments/{tid}", context=context)
+    await expect(page.locator("#tournament-resume")).to_be_hidden()
+    await page.click("#tournament-enter")
+    await expect(page.locator("#table")).to_be_visible()
+    room = (await page.locator("#room-id").text_content()) or ""
+    await page.click("#roll")
+    await page.locator("#scorecard td.mine button").first.click()
+    if await page.locator("#confirm").is_visible():
+        await page.click("#confirm-yes")
+    await expect(page.locator("#scorecard td.filled")).to_have_count(1)
+
+    other = await cup_pages.open(f"/#/tournaments/{tid}", context=context)
+    await expect(other.locator("#tournament-resume")).to_be_visible()
+    await expect(other.locator("#tournament-enter")).to_be_hidden()  # its one attempt is used
+    await other.click("#tournament-resume")
+    await expect(other.locator("#table")).to_be_visible()
+    await expect(other.locator("#room-id")).to_have_text(room)
+    await expect(other.locator("#scorecard td.filled")).to_have_count(1)
+    await expect(other.locator("#roll")).to_have_text("Roll (3 left)")
 
 
 async def test_the_create_form_stays_hidden_where_only_the_operator_creates(
