@@ -14,6 +14,8 @@
 // logged), shows the profile and history (#/player/ID), replays archived games (GET /games/{id})
 // once their room left the server, and the rematch (offer_rematch; spectators follow). A server
 // without a database (POST /players answers 503) leaves the page anonymous, silently.
+// Protocol 1.4: leaderboards (#/leaderboards/BOARD) and duplicate tournaments (#/tournaments,
+// #/tournaments/ID: enter with the remembered player, play the entry at the table, standings).
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
@@ -1765,8 +1767,10 @@ function renderTournamentFacts(t) {
   const facts = [
     ["rules", "Rules", tournamentRules(t)],
     ["status", "Status", `${STATUS_WORDS[t.status] || t.status}${t.daily ? " (daily)" : ""}`],
-    ["starts", "Starts", new Date(t.starts_ms).toLocaleString()],
-    ["ends", "Ends", `${new Date(t.ends_ms).toLocaleString()} (${tournamentTime(t)})`],
+    ["starts", "Starts", new Date(t.starts_ms).toLocaleString() +
+      (t.status === "upcoming" ? ` (${tournamentTime(t)})` : "")],
+    ["ends", "Ends", new Date(t.ends_ms).toLocaleString() +
+      (t.status === "open" ? ` (${tournamentTime(t)})` : "")],
     ["entries", "Entries", `${t.entries}${t.entry_limit ? ` of ${t.entry_limit}` : ""}`],
     ["attempts", "Attempts per player", String(t.attempts)],
     ["commitment", "Dice commitment (SHA-256 of the seed)", el("code", {}, t.dice_commitment)],
@@ -1804,6 +1808,7 @@ function renderStandings(t, board) {
   $("standings-note").textContent = board.final ? "(final)"
     : t.status === "closed" ? "(counting the results…)" : "(live, updates every 10 s)";
   $("no-standings").hidden = rows.length > 0;
+  $("standings-table").hidden = !rows.length;
   const mine = rows.find(isMyRow);
   const reference = board.optimal_score !== null && board.optimal_score !== undefined;
   $("standings-reference").hidden = !reference;

@@ -323,6 +323,7 @@ async def test_a_phone_lists_tournaments_and_creates_one_without_sideways_scroll
     await expect(page.locator("#tournament-enter")).to_be_visible()
     await no_sideways_scroll(page)
     assert await small_targets(page) == []
+    await page.screenshot(path=_shot("web-phone-tournament.png"), full_page=True)
     made = await page.evaluate("window.yahtzee.tournament.id")
     async with httpx.AsyncClient(base_url=server.http, timeout=30) as http:
         listed = (await http.get(f"/tournaments/{made}")).json()
