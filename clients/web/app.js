@@ -1786,12 +1786,12 @@ function renderEntering(t) {
   const open = t.status === "open";
   const left = identity ? attemptsLeft(t) : t.attempts;
   const resumable = open && identity ? unfinishedEntry(t) : null;
+  const attempts = `${t.attempts} ${t.attempts === 1 ? "attempt" : "attempts"}`;
   $("tournament-attempts").textContent = t.status === "upcoming"
     ? `Entries open ${new Date(t.starts_ms).toLocaleString()}.`
     : !open ? "This tournament is over: see the results below."
-      : identity ? `You have ${left} of ${t.attempts} ${t.attempts === 1 ? "attempt" : "attempts"} left.`
-        : `Each player has ${t.attempts} ${t.attempts === 1 ? "attempt" : "attempts"}; ` +
-          "entering remembers you in this browser.";
+      : identity ? `You have ${left} of ${attempts} left.`
+        : `Each player has ${attempts}; entering remembers you in this browser.`;
   $("tournament-enter").hidden = !open || left === 0;
   $("tournament-enter").textContent = identity && left < t.attempts ? "Enter again" : "Enter";
   $("tournament-resume").hidden = !resumable;
