@@ -204,6 +204,7 @@ async def test_a_player_enters_plays_and_sees_the_standings_then_the_final_resul
     await expect(row).to_contain_text("0 entries")
     await expect(row).to_contain_text("unrated")
     await expect(row).to_contain_text(f"dice {cup['dice_commitment'][:12]}…")
+    assert await axe_serious(page) == []  # the list
 
     # One tournament: its rules, times, commitment; no seed yet.
     await row.locator("a").click()
@@ -310,6 +311,7 @@ async def test_a_phone_lists_tournaments_and_creates_one_without_sideways_scroll
     form = page.locator("#tournament-create")
     await expect(form).to_be_visible()
     assert await small_targets(page) == []
+    assert await axe_serious(page) == []  # the list with the create form
     made_name = f"Made on a phone {secrets.randbelow(10**5)}"
     await page.fill("#tournament-create-name", made_name)
     await page.fill("#tournament-create-attempts", "2")
