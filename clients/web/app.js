@@ -22,7 +22,7 @@
 import {
   YahtzeeClient, createGuest, createTournament, enterTournament, fetchAnalysis, fetchEventLog,
   fetchGame, fetchLeaderboard, fetchPlayer, fetchPlayerGames, fetchRoom, fetchRooms,
-  fetchStandings, fetchTournament, fetchTournaments, fetchTurns, randomKey,
+  fetchStandings, fetchTournament, fetchTournamentListing, fetchTurns, randomKey,
 } from "./yahtzee-client.js";
 import {
   BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
@@ -196,7 +196,7 @@ let boards = null;
  * {id, invite, status: "loading"|"ready"|"error", list?, data?, board?, text?} */
 let tournamentView = null;
 let tournamentPoll = null;    // refreshes an open tournament's standings while it is shown
-/** May the remembered player create tournaments here? null: not known (yet). */
+/** May remembered players create tournaments here (`GET /tournaments`)? null: not known yet. */
 let mayCreateTournaments = null;
 /** A friend's link being shown: {room, invite, status: "loading"|"ready"|"error", snapshot?} */
 let invitation = null;
@@ -1491,7 +1491,8 @@ async function openTournaments() {
   tournamentView = { id: null, status: "loading" };
   render();
   try {
-    const list = await fetchTournaments("");
+    const { tournaments: list, creationOpenTo } = await fetchTournamentListing("");
+    mayCreateTournaments = creationOpenTo === "identities";
     if (!tournamentView || tournamentView.id !== null) return;
     tournamentView = { id: null, status: "ready", list };
   } catch (err) {
@@ -1499,7 +1500,6 @@ async function openTournaments() {
     tournamentView = { id: null, status: "error", text: tournamentError(err) };
   }
   render();
-  askWhoMayCreate();
 }
 
 async function openTournament(id, invite = null) {
@@ -1650,22 +1650,6 @@ async function backToTournament() {
 }
 
 // -- creating (v1.4: the operator always; remembered players where the server says so)
-
-/**
- * Whether this server lets remembered players create tournaments. The server says so only by
- * answering: a body without `ends_ms` is refused with 403 `not_allowed` before it is read when
- * players may not create, and with 400 `missing_field` (nothing created) when they may.
- */
-async function askWhoMayCreate() {
-  if (mayCreateTournaments !== null || !identity) return;
-  try {
-    await createTournament("", identity.token, {});
-    mayCreateTournaments = true;  // not expected: an end time is required
-  } catch (err) {
-    mayCreateTournaments = Boolean(err && ["missing_field", "out_of_range"].includes(err.code));
-  }
-  if (tournamentView && tournamentView.id === null) render();
-}
 
 /** "YYYY-MM-DDTHH:MM" in local time, as a datetime-local input shows it. */
 function localInputTime(ms) {

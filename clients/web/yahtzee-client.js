@@ -1089,8 +1089,19 @@ function withInvite(headers, inviteCode) {
  * @param {{fetch?: typeof fetch}} [options]
  */
 export async function fetchTournaments(base, options = {}) {
+  return (await fetchTournamentListing(base, options)).tournaments;
+}
+
+/**
+ * The public tournaments and who may create one on this server (`GET /tournaments`):
+ * {tournaments, creationOpenTo}, `creationOpenTo` "admin" (the operator only), "identities"
+ * (remembered players too) or null from a server that does not say.
+ * @param {string} base
+ * @param {{fetch?: typeof fetch}} [options]
+ */
+export async function fetchTournamentListing(base, options = {}) {
   const body = await getJson(`${httpBase(base)}/tournaments`, {}, options.fetch);
-  return body.tournaments;
+  return { tournaments: body.tournaments, creationOpenTo: body.creation_open_to ?? null };
 }
 
 /**

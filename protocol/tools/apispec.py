@@ -494,7 +494,13 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
     "/tournaments": (
         "The public tournaments (13.19, v1.4)",
         [],
-        {"200": _json(_object("tournaments"), "Soonest end first."), **_DATABASE},
+        {
+            "200": _json(
+                _object("tournaments", "creation_open_to"),
+                "Soonest end first; `creation_open_to`: `admin` or `identities`.",
+            ),
+            **_DATABASE,
+        },
     ),
     "/tournaments/{id}": (
         "One tournament, its seed once over (13.20, v1.4)",

@@ -2394,8 +2394,9 @@ HTTP_EXAMPLES = (
         "/tournaments",
         (),
         200,
-        {"tournaments": [_TOURNAMENT_OPEN]},
-        "v1.4: the public tournaments, soonest end first; the seed is null until the end.",
+        {"tournaments": [_TOURNAMENT_OPEN], "creation_open_to": "admin"},
+        "v1.4: the public tournaments, soonest end first; the seed is null until the end;"
+        " who may create one (`admin`: the operator only, `identities`: remembered players too).",
     ),
     HttpExample(
         "tournament_closed",

@@ -107,9 +107,13 @@ async def create_tournament(request: Request) -> Response:
 
 @_guarded
 async def list_tournaments(request: Request) -> Response:
-    """The public tournaments not ended for more than a day."""
+    """The public tournaments not ended for more than a day, and who may create one here (so a
+    client shows its create form only where it can work)."""
     tournaments = _tournaments(request)
-    return json_answer({"tournaments": [tournaments.view(t) for t in await tournaments.listing()]})
+    listed = [tournaments.view(t) for t in await tournaments.listing()]
+    return json_answer(
+        {"tournaments": listed, "creation_open_to": tournaments.settings.tournaments_open_to}
+    )
 
 
 @_guarded

@@ -310,7 +310,9 @@ async def test_refusals_limits_invites_and_who_may_create(start_server: StartSer
         assert (await http.get(f"/tournaments/{tid}")).json()["code"] == "tournament_not_found"
         invited = {"X-Invite-Code": code}
         assert (await http.get(f"/tournaments/{tid}", headers=invited)).status_code == 200
-        listed = (await http.get("/tournaments")).json()["tournaments"]
+        listing = (await http.get("/tournaments")).json()
+        assert listing["creation_open_to"] == "identities"  # Ann, a player, just created one
+        listed = listing["tournaments"]
         assert tid not in {t["tournament"] for t in listed}  # invite-only: not listed
         assert upcoming["tournament"] in {t["tournament"] for t in listed}
         no_code = await http.post(f"/tournaments/{tid}/entries", headers=bearer(ann))

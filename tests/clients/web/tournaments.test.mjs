@@ -7,7 +7,7 @@ import { test } from "node:test";
 
 import {
   CommandError, createTournament, enterTournament, fetchEntryEvents, fetchStandings,
-  fetchTournament, fetchTournaments,
+  fetchTournament, fetchTournamentListing, fetchTournaments,
 } from "../../../clients/web/yahtzee-client.js";
 
 function recorder(status, body) {
@@ -24,6 +24,16 @@ test("fetchTournaments lists the tournaments of GET /tournaments", async () => {
   const list = await fetchTournaments("http://h:1", { fetch: fetchImpl });
   assert.deepEqual(list, [{ tournament: "t1" }]);
   assert.equal(calls[0].url, "http://h:1/tournaments");
+});
+
+test("fetchTournamentListing says who may create tournaments, null from an older server", async () => {
+  const open = recorder(200, { tournaments: [], creation_open_to: "identities" });
+  assert.deepEqual(await fetchTournamentListing("http://h:1", { fetch: open.fetchImpl }),
+    { tournaments: [], creationOpenTo: "identities" });
+  const older = recorder(200, { tournaments: [{ tournament: "t1" }] });
+  const listing = await fetchTournamentListing("http://h:1", { fetch: older.fetchImpl });
+  assert.equal(listing.creationOpenTo, null);
+  assert.deepEqual(listing.tournaments, [{ tournament: "t1" }]);
 });
 
 test("createTournament posts the spec with the operator's Bearer token", async () => {
