@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import logging
 import os
-from typing import Any
 
 from protocol import (
     Encoding,
@@ -168,39 +167,6 @@ def _watch(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
-def _turns(args: argparse.Namespace) -> int:
-    """Print the remembered player's correspondence games, their turns first."""
-    from clients.players import PlayersError, default_player_file, fetch_turns, load_guest
-    from clients.verify import http_url
-
-    base = http_url(args.url)
-    guest = load_guest(default_player_file(), base)
-    if guest is None:
-        print(f"no remembered player for {base}: play once with `yahtzee play` first")
-        return 1
-    try:
-        listed = fetch_turns(base, guest.player, guest.token)
-    except PlayersError as exc:
-        print(f"{exc.code}: {exc}")
-        return 1
-    now = listed["server_time_ms"]
-    for entry in listed["turns"] + listed["games"]:
-        print(_turn_line(entry, now))
-    if not listed["turns"] and not listed["games"]:
-        print("no correspondence game running")
-    return 0
-
-
-def _turn_line(entry: dict[str, Any], now_ms: int) -> str:
-    """``r-Slow1  YOUR TURN     23 h 59 min left  round 4  Ann, Bob``."""
-    minutes = max(0, (entry["deadline_ms"] - now_ms) // 60_000) if entry["deadline_ms"] else 0
-    days, hours = divmod(minutes // 60, 24)
-    left = f"{days} d {hours} h" if days else f"{hours} h {minutes % 60} min"
-    state = "YOUR TURN" if entry["my_turn"] else f"waiting: {entry['on_turn']}"
-    return (f"{entry['room']:<12} {state:<22} {left + ' left':<18} round {entry['round']:<3}"
-            f" {', '.join(entry['players'])}")  # fmt: skip
-
-
 def _load(args: argparse.Namespace) -> int:
     from clients.load import execute
 
@@ -291,14 +257,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _add_room_options(bot)
     bot.set_defaults(func=_bot)
 
-    turns = subparsers.add_parser(
-        "turns",
-        help="your correspondence games and whose turn it is",
-        description="List the remembered player's running correspondence games (protocol "
-        "1.4), those waiting for your move first, with the time left on each clock.",
-    )
-    _add_url(turns)
-    turns.set_defaults(func=_turns)
+    from clients import correspondence
+
+    correspondence.register(subparsers, _add_url)
 
     from clients.load import add_arguments as add_load_arguments
 
@@ -315,7 +276,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     verify_command.register(subparsers)
 
-    from clients import tournaments as tournament_command
+    from clients import tournament_cli as tournament_command
 
     tournament_command.register(subparsers)
 

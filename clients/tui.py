@@ -63,6 +63,7 @@ from textual.widgets import (
 )
 
 from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
+from clients.correspondence import keep_correspondence_seat
 from clients.model import RoomModel
 from clients.players import (
     Guest,
@@ -71,6 +72,7 @@ from clients.players import (
     forget_guest,
     remembered_guest,
 )
+from clients.seats import default_seat_file
 from clients.verify import FetchError, fetch_analysis, http_url
 from protocol import (
     BonusTaken,
@@ -1201,13 +1203,24 @@ class _ClientApp(App[None]):
     ) -> None:
         try:
             if name is not None:
-                await self.client.join(room, name, invite_code)
+                joined = await self.client.join(room, name, invite_code)
+                await self._keep_if_correspondence(room, joined.token)
             else:
                 await self.client.spectate(room, invite_code)
         except (CommandError, ClientClosedError) as exc:
             self.notify(str(exc), severity="error")
             return
         await self.push_screen(TableScreen(room, invite_code=invite_code, spectator=name is None))
+
+    async def _keep_if_correspondence(self, room: str, token: str) -> None:
+        """A correspondence game lasts days: keep its seat to come back (``turns --play``)."""
+        model = self.client.model
+        if self.player_file is None or model is None or model.correspondence_seconds is None:
+            return
+        seat_file = default_seat_file(self.player_file)
+        await asyncio.to_thread(
+            keep_correspondence_seat, seat_file, http_url(self.url), room, token
+        )
 
 
 class PlayApp(_ClientApp):
