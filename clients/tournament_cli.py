@@ -188,7 +188,14 @@ def _verify(args: argparse.Namespace) -> int:
         print("yahtzee tournament verify: --invite-code (from the final standings) is needed")
         return 2
     try:
-        verdict = verify(base, args.tournament, args.room, args.invite_code, seed=args.seed)
+        verdict = verify(
+            base,
+            args.tournament,
+            args.room,
+            args.invite_code,
+            seed=args.seed,
+            tournament_invite=args.tournament_invite,
+        )
     except FetchError as exc:
         print(f"yahtzee tournament: room {args.room}: {exc}")
         return 2
@@ -212,13 +219,17 @@ def _run(args: argparse.Namespace) -> int:
 def _common(parser: argparse.ArgumentParser, *, tournament: bool = True) -> None:
     if tournament:
         parser.add_argument("tournament", metavar="ID", help="the tournament id")
+    _url(parser)
+    parser.add_argument("--invite-code", help="an invite-only tournament's code (a header)")
+
+
+def _url(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url",
         default=os.environ.get("YAHTZEE_URL") or DEFAULT_URL,
         help="the service: http://host:port, ws://host:port/ws or host:port "
         "(default: $YAHTZEE_URL, else %(default)s)",
     )
-    parser.add_argument("--invite-code", help="an invite-only tournament's code (a header)")
 
 
 def _player(parser: argparse.ArgumentParser) -> None:
@@ -260,7 +271,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _common(resuming)
     _player(resuming)
     checking = actions.add_parser("verify", help="an entry's dice against the revealed seed")
-    _common(checking)
+    checking.add_argument("tournament", metavar="ID", help="the tournament id")
+    _url(checking)
+    checking.add_argument("--invite-code", help="the entry room's code (final standings)")
+    checking.add_argument("--tournament-invite", help="an invite-only tournament's code")
     checking.add_argument("--room", required=True, help="the entry's room (final standings)")
     checking.add_argument("--seed", help="check against this seed instead of the served one")
     for name, run in (("list", _list), ("show", _show), ("standings", _standings),

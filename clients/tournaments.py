@@ -110,11 +110,18 @@ def fetch_standings(
 
 
 def verify(
-    base_url: str, tournament: str, room: str, invite_code: str, *, seed: str | None = None
+    base_url: str,
+    tournament: str,
+    room: str,
+    invite_code: str,
+    *,
+    seed: str | None = None,
+    tournament_invite: str | None = None,
 ) -> Verdict:
-    """The verdict on one entry: every die recomputed from the tournament's revealed seed (or
-    ``seed``); ``unverifiable`` before the end time."""
-    about = fetch(base_url, tournament)
+    """The verdict on one entry (``invite_code``: the room's, from the final standings): every
+    die recomputed from the tournament's revealed seed (or ``seed``); ``unverifiable`` before
+    the end time. ``tournament_invite``: the code of an invite-only tournament."""
+    about = fetch(base_url, tournament, invite_code=tournament_invite)
     return verify_entry(fetch_events(base_url, room, invite_code=invite_code), about, seed)
 
 

@@ -1247,6 +1247,11 @@ class PlayApp(_ClientApp):
         self.quick = quick
 
     async def on_mount(self) -> None:
+        await self.begin()
+
+    async def begin(self) -> None:
+        """Connect, then the lobby and what the command line asked for (subclasses: their
+        own first screen; textual runs every class's ``on_mount``, so they override this)."""
         if not await self._connect():
             return
         await self.push_screen(LobbyScreen(self.player_name))

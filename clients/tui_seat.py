@@ -28,7 +28,8 @@ class SeatApp(PlayApp):
         super().__init__(url, name=name, player_file=player_file)
         self.seat = seat
 
-    async def on_mount(self) -> None:
+    async def begin(self) -> None:
+        """Connect, take the seat back, show the table (no lobby)."""
         if not await self._connect():
             return
         try:
