@@ -1,5 +1,5 @@
-"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``load``, ``verify``
-and ``bench``.
+"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``turns``, ``load``,
+``verify``, ``tournament`` and ``bench`` (the last four and ``turns`` from their own modules).
 
 ``server/cli.py`` (the composition root) calls :func:`register` with its subparsers when this
 module is importable; nothing here imports ``server``. Each subcommand sets ``func``.
@@ -174,7 +174,8 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``play``, ``watch``, ``bot``, ``load``, ``verify`` and ``bench`` to ``yahtzee``."""
+    """Add ``play``, ``watch``, ``bot``, ``turns``, ``load``, ``verify``, ``tournament`` and
+    ``bench`` to ``yahtzee``."""
     play = subparsers.add_parser(
         "play",
         help="play in the terminal",
