@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clients.cli import service_url
+from clients.client import ClientClosedError, ConnectionFailedError
 from clients.players import PlayersError, default_player_file, load_guest, remembered_guest
 from clients.seats import KeptSeat, default_seat_file
 from clients.tournaments import (
@@ -170,7 +171,11 @@ def _resume(args: argparse.Namespace) -> int:
         print(f"{args.tournament} is closed: play is over "
               f"(yahtzee tournament standings {args.tournament})")  # fmt: skip
         return 1
-    seat = asyncio.run(unfinished_entry(service_url(args.url), seat_file, args.tournament))
+    try:
+        seat = asyncio.run(unfinished_entry(service_url(args.url), seat_file, args.tournament))
+    except (ConnectionFailedError, ClientClosedError) as exc:
+        print(f"yahtzee tournament: no answer from {base}: {exc}")
+        return 2
     if seat is None:
         print(f"no unfinished entry of {args.tournament} kept here: enter it with "
               f"`yahtzee tournament enter {args.tournament}`")  # fmt: skip

@@ -26,7 +26,9 @@ Remembered players (protocol 1.3): ``yahtzee play`` keeps a guest per server in
 ``~/.config/yahtzee/players.json`` (``clients.players``: made with ``POST /players`` the first
 time, its token readable by the owner only, presented as ``Authorization: Bearer``), so its
 games are archived under the player; the lobby lists the player's last games (``GET
-/players/{id}/games``). A server without a database: anonymous, as before.
+/players/{id}/games``). A server without a database: anonymous, as before. Protocol 1.4: the
+seat taken in a correspondence room is kept (``clients.seats``) for ``yahtzee turns --play``;
+``clients.tui_seat.SeatApp`` is this table for a kept seat (tournament entries too).
 
 Both use :class:`clients.client.Client`, so a dropped connection is resumed by itself. Text that
 comes from other people (names) is always wrapped in ``rich.text.Text``, never parsed as markup.
