@@ -257,7 +257,11 @@ async def test_turns_lists_the_games_waiting_for_the_player_and_plays_a_kept_one
         assert (seat.room, seat.kind) == (kept.room, KIND_CORRESPONDENCE)
         ann = load_guest(player_file, db_server.http)
         assert ann is not None
-        # Bob starts and plays his first turn: Ann's move now
+        # Bob starts once he saw Ann go (his commands carry the seq he saw) and plays his
+        # first turn: Ann's move now
+        await bob_client.wait_for(
+            lambda m: any(p.name == ann_name and not p.connected for p in m.players)
+        )
         await bob_client.start()
         await bob_client.roll()
         await bob_client.score("chance")
