@@ -145,6 +145,8 @@ def _play(args: argparse.Namespace) -> int:
         )
     from clients.players import default_player_file
 
+    if args.correspondence is not None:
+        return _play_correspondence(args)
     app = PlayApp(
         url=args.url,
         name=args.name,
@@ -154,6 +156,23 @@ def _play(args: argparse.Namespace) -> int:
         player_file=None if args.anonymous else default_player_file(),
         quick=quick,
     )
+    app.run()
+    return app.return_code or 0
+
+
+def _play_correspondence(args: argparse.Namespace) -> int:
+    """``play --correspondence HOURS``: a new correspondence room, its seat kept."""
+    from clients.players import default_player_file
+    from clients.tui_seat import CorrespondenceApp, CorrespondenceGame
+
+    if not 1 <= args.correspondence <= 336 or not 1 <= args.seats <= 8 or args.anonymous:
+        print("yahtzee play: --correspondence takes 1 to 336 hours, --seats 1 to 8, and a "
+              "remembered player")  # fmt: skip
+        return 2
+    game = CorrespondenceGame(
+        seats=args.seats, hours=args.correspondence, options=_options(args), public=not args.private
+    )
+    app = CorrespondenceApp(args.url, game=game, name=args.name, player_file=default_player_file())
     app.run()
     return app.return_code or 0
 
@@ -211,7 +230,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="quick play: wait for people of a similar rating (a remembered player; --seats, "
         "--rules), computers filling the seats still open after the server's wait",
     )
-    play.add_argument("--seats", type=int, default=2, help="with --quick: 2 to 4 (default 2)")
+    play.add_argument(
+        "--seats", type=int, default=2, help="with --quick: 2 to 4; --correspondence: 1 to 8"
+    )
+    play.add_argument(
+        "--correspondence",
+        type=int,
+        metavar="HOURS",
+        help="create a correspondence room (protocol 1.4): HOURS per move (1-336), --seats, "
+        "the rule options; it starts once every seat is taken; come back with `yahtzee turns "
+        "--play ROOM`",
+    )
     play.add_argument(
         "--no-computers", action="store_true", help="with --quick: wait for people only"
     )

@@ -29,8 +29,8 @@ from clients.seats import KIND_CORRESPONDENCE, KIND_TOURNAMENT, kept_seats
 from clients.strategy import decide
 from clients.tournaments import fetch_standings, unfinished_entry
 from clients.tui import PlayApp, TableScreen
-from clients.tui_seat import SeatApp
-from protocol import Phase, RoomStatus
+from clients.tui_seat import CorrespondenceApp, CorrespondenceGame, SeatApp
+from protocol import Phase, RoomOptions, RoomStatus
 
 DEADLINE = 60.0
 
@@ -305,3 +305,25 @@ async def test_turns_lists_the_games_waiting_for_the_player_and_plays_a_kept_one
             return kept.room not in {t["room"] for t in listed["turns"]}
 
         await bounded(no_longer_my_turn, "Ann's move taken off her turns")
+
+
+async def test_play_correspondence_creates_a_room_and_keeps_its_seat(
+    db_server: LiveServer, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    player_file, seat_file = files
+    code, out = await cli(capsys, "play", "--correspondence", "400", "--url", db_server.ws)
+    assert code == 2  # refused before connecting
+    assert "--correspondence takes 1 to 336 hours" in out
+    game = CorrespondenceGame(seats=2, hours=48, options=RoomOptions())
+    name = f"Cora {secrets.randbelow(10**6)}"
+    app = CorrespondenceApp(db_server.ws, game=game, name=name, player_file=player_file)
+    async with app.run_test(size=(150, 60)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TableScreen), "the table")
+        model = app.client.model
+        assert model is not None
+        assert (model.correspondence_seconds, model.auto_start) == (48 * 3600, True)
+        [seat] = kept_seats(seat_file, db_server.http)
+        assert (seat.room, seat.kind) == (model.room, KIND_CORRESPONDENCE)
+        async with Client(db_server.ws) as dan:  # the last seat taken starts the game
+            await dan.join(model.room, "Dan")
+            await until(pilot, lambda: model.status is RoomStatus.PLAYING, "the start")
