@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clients_live import LiveServer, spawn_server, stop_server
+from clients_live import DB_SERVER_ADMIN_TOKEN, LiveServer, spawn_server, stop_server
 
 
 @pytest.fixture(scope="session")
@@ -64,9 +64,6 @@ def computer_server(
 
 
 # ------------------------------------------------------------------ a server with a database
-
-#: the operator's token of ``db_server`` (``POST /tournaments``)
-DB_SERVER_ADMIN_TOKEN = "clients-admin-token-for-tests"
 
 # Read at import, before tests/conftest.py's session fixture hides it from the servers.
 _EXTERNAL_DATABASE_URL = os.environ.get("DATABASE_URL")

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from clients_live import LiveServer
-from conftest import DB_SERVER_ADMIN_TOKEN
+from clients_live import DB_SERVER_ADMIN_TOKEN, LiveServer
 from test_clients_tui import play_turn, until
 from textual.widgets import DataTable
 
