@@ -41,6 +41,7 @@ __all__ = [
     "listing",
     "unfinished_entry",
     "verify",
+    "watch_entry",
 ]
 
 
@@ -155,3 +156,27 @@ async def unfinished_entry(ws_url: str, seat_file: Path, tournament: str) -> Kep
             return seat
         forget_seat(seat_file, base, seat.room)
     return None
+
+
+def watch_entry(
+    base_url: str,
+    tournament: str,
+    room: str,
+    *,
+    after: int = 0,
+    invite_code: str | None = None,
+) -> list[dict[str, Any]]:
+    """Every event of entry ``room`` after seq ``after`` that may be shown now
+    (``GET /tournaments/{id}/entries/{room}/events``, SPEC.md 13.23, all its pages): while the
+    tournament is open, those committed at least its ``watch_delay_seconds`` ago (refused with
+    ``watch_not_allowed`` when it sets none); after its end, every one. To follow the entry,
+    ask again later with ``after`` = the last ``seq`` seen. ``invite_code``: the tournament's."""
+    events: list[dict[str, Any]] = []
+    base = f"/tournaments/{_quote(tournament)}/entries/{_quote(room)}/events"
+    while True:
+        path = f"{base}?{urllib.parse.urlencode({'after': after})}"
+        page = _request(base_url, "GET", path, invite_code=invite_code)
+        events.extend(page["events"])
+        if page["next_after"] is None:
+            return events
+        after = page["next_after"]

@@ -86,6 +86,7 @@ class ErrorCode(enum.StrEnum):
     TOURNAMENT_FULL = "tournament_full"
     ALREADY_ENTERED = "already_entered"
     NOT_ALLOWED = "not_allowed"
+    WATCH_NOT_ALLOWED = "watch_not_allowed"
     # rules
     WRONG_PHASE = "wrong_phase"
     GAME_NOT_STARTED = "game_not_started"
@@ -263,6 +264,10 @@ ERROR_CODES: Final[Mapping[str, ErrorInfo]] = MappingProxyType(
         ErrorCode.NOT_ALLOWED: _service(
             "This credential may not do this here: e.g. only the operator creates tournaments "
             "(v1.4)."
+        ),
+        ErrorCode.WATCH_NOT_ALLOWED: _service(
+            "The tournament is open and sets no watch delay: its entries are shown after its "
+            "end (v1.4)."
         ),
         # rules -------------------------------------------------------------------------------
         ErrorCode.WRONG_PHASE: _rules("The command is not allowed in the current game phase."),

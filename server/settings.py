@@ -14,7 +14,10 @@ from typing import Any, get_type_hints
 
 import msgspec
 
-__all__ = ["Settings"]
+__all__ = ["WATCH_DELAY_SECONDS", "Settings"]
+
+WATCH_DELAY_SECONDS = range(60, 86_400 + 1)
+"""The delays a tournament may set for watching its live entries (SPEC.md 13.18)."""
 
 
 def _env(name: str) -> dict[str, Any]:
@@ -100,6 +103,9 @@ class Settings:
     max_connections_per_address: int = field(default=256, metadata=_env("YAHTZEE_MAX_PER_ADDRESS"))
     #: Most ``GET /lobby`` streams open on one process (more: HTTP 429).
     max_lobby_watchers: int = field(default=2000, metadata=_env("YAHTZEE_MAX_LOBBY_WATCHERS"))
+    #: A ``GET /lobby`` stream with a player token re-reads the player's turn list at least
+    #: this often (seconds); this process's own commits wake it at once (SPEC.md 13.6).
+    lobby_turns_seconds: float = field(default=5.0, metadata=_env("YAHTZEE_LOBBY_TURNS_SECONDS"))
     #: Rooms one connection may create per minute (burst 5), and one address (burst 60).
     rooms_per_minute: float = field(default=6.0, metadata=_env("YAHTZEE_ROOMS_PER_MINUTE"))
     rooms_per_minute_per_address: float = field(
@@ -162,6 +168,11 @@ class Settings:
     admin_token: str | None = field(default=None, repr=False, metadata=_env("YAHTZEE_ADMIN_TOKEN"))
     #: The service creates one public tournament a day (UTC midnight to midnight) by itself.
     daily_tournament: bool = field(default=True, metadata=_env("YAHTZEE_DAILY_TOURNAMENT"))
+    #: A new tournament's ``watch_delay_seconds`` when its request does not say (and the daily
+    #: one's): unset, nobody watches an entry before the end time (SPEC.md 13.18).
+    tournament_watch_delay_seconds: int | None = field(
+        default=None, metadata=_env("YAHTZEE_TOURNAMENT_WATCH_DELAY_SECONDS")
+    )
     #: How often each process closes tournaments past their end and makes the daily one.
     tournament_poll_seconds: float = field(
         default=5.0, metadata=_env("YAHTZEE_TOURNAMENT_POLL_SECONDS")
@@ -205,6 +216,7 @@ class Settings:
             "handshake_timeout_seconds",
             "max_connections_per_address",
             "max_lobby_watchers",
+            "lobby_turns_seconds",
             "rooms_per_minute",
             "rooms_per_minute_per_address",
             "webhook_timeout_seconds",
@@ -228,6 +240,9 @@ class Settings:
             raise ValueError("setting tournaments_open_to must be admin or identities")
         if self.tournament_poll_seconds <= 0:
             raise ValueError("setting tournament_poll_seconds must be positive")
+        delay = self.tournament_watch_delay_seconds
+        if delay is not None and delay not in WATCH_DELAY_SECONDS:
+            raise ValueError("setting tournament_watch_delay_seconds must be 60..86400")
         if self.min_replicas is not None and self.min_replicas < 0:
             raise ValueError("setting min_replicas must not be negative")
         if not 0 < self.replication_timeout_seconds < self.redis_timeout_seconds:

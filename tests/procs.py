@@ -122,14 +122,10 @@ BOTH_BACKENDS = pytest.mark.parametrize("redis_backend", ["single", "cluster"], 
 
 
 def sandbox_example(language: str) -> str:
-    """The ``language`` example of the sandbox: ``sh`` in SPEC.md 13.15, ``python`` and ``js``
-    in its part of SPEC-REFERENCE.md."""
-    if language == "sh":
-        text = (ROOT / "protocol" / "SPEC.md").read_text(encoding="utf-8")
-        section = text[text.index("### 13.15") : text.index("## 14. Versioning")]
-    else:
-        text = (ROOT / "protocol" / "SPEC-REFERENCE.md").read_text(encoding="utf-8")
-        section = text[text.index('<a id="r13-15">') :]
+    """The ``language`` (``sh``, ``python`` or ``js``) example of the sandbox, in part 13.15 of
+    SPEC-REFERENCE.md."""
+    text = (ROOT / "protocol" / "SPEC-REFERENCE.md").read_text(encoding="utf-8")
+    section = text[text.index('<a id="r13-15">') : text.index('<a id="r13-16">')]
     found = re.search(rf"```{language}\n(.*?)```", section, flags=re.S)
-    assert found is not None, f"no {language} example in SPEC.md 13.15"
+    assert found is not None, f"no {language} example in SPEC-REFERENCE.md 13.15"
     return found.group(1)

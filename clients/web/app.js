@@ -14,12 +14,15 @@
 // logged), shows the profile and history (#/player/ID), replays archived games (GET /games/{id})
 // once their room left the server, and the rematch (offer_rematch; spectators follow). A server
 // without a database (POST /players answers 503) leaves the page anonymous, silently.
+// Protocol 1.4: leaderboards (#/leaderboards/BOARD) and duplicate tournaments (#/tournaments,
+// #/tournaments/ID: enter with the remembered player, play the entry at the table, standings).
 //
 // Text from other people (names) is only ever inserted with textContent, never as HTML.
 
 import {
-  YahtzeeClient, createGuest, fetchAnalysis, fetchEventLog, fetchGame, fetchLeaderboard,
-  fetchPlayer, fetchPlayerGames, fetchRoom, fetchRooms, fetchTurns, randomKey,
+  YahtzeeClient, createGuest, createTournament, enterTournament, fetchAnalysis, fetchEventLog,
+  fetchGame, fetchLeaderboard, fetchPlayer, fetchPlayerGames, fetchRoom, fetchRooms,
+  fetchStandings, fetchTournament, fetchTournaments, fetchTurns, randomKey,
 } from "./yahtzee-client.js";
 import {
   BOXES, LABELS, UPPER_BONUS_THRESHOLD, applyEvent, canTakeBonus, describeEvent, fromSnapshot,
@@ -35,7 +38,10 @@ const LEVEL_KEY = "yahtzee.computerLevel";  // localStorage: the settings of "Pl
 const COUNT_KEY = "yahtzee.computerCount";
 const SPEED_KEY = "yahtzee.computerSpeed";
 const IDENTITY_KEY = "yahtzee.identity";  // localStorage: the remembered player {player, name, token}
+const ENTRIES_KEY = "yahtzee.entries";    // localStorage: the player's tournament entries
 const HISTORY_SHOWN = 20;            // games listed on a profile
+const TOURNAMENT_POLL_MS = 10000;    // an open tournament's standings, while its view is shown
+const ENTRIES_KEPT = 20;             // tournaments whose entries this browser remembers
 const LOBBY_POLL_MS = 3000;          // polling GET /rooms, when the lobby stream fails
 const LOBBY_STREAM_FAILURES = 3;     // stream errors in a row (no list between) before polling
 const REPLAY_SKIPS = new Set(["spectators", "player_disconnected", "player_reconnected"]);
@@ -186,6 +192,12 @@ let advice = null;
 let analysis = null;
 /** The leaderboard shown (#/leaderboards/BOARD, v1.4): {board, period, status, data?, text?} */
 let boards = null;
+/** The tournaments shown (v1.4): #/tournaments (id null: the list) or #/tournaments/ID:
+ * {id, invite, status: "loading"|"ready"|"error", list?, data?, board?, text?} */
+let tournamentView = null;
+let tournamentPoll = null;    // refreshes an open tournament's standings while it is shown
+/** May the remembered player create tournaments here? null: not known (yet). */
+let mayCreateTournaments = null;
 /** A friend's link being shown: {room, invite, status: "loading"|"ready"|"error", snapshot?} */
 let invitation = null;
 /** The dice check of the finished room: {room, status, verdict?} */
@@ -303,6 +315,9 @@ function parseRoute(hash = location.hash) {
     let parts;
     try { parts = path.split("/").filter(Boolean).map(decodeURIComponent); } catch { parts = []; }
     const invite = params.get("invite") || null;
+    if (parts[0] === "tournaments") {
+      return parts[1] ? { view: "tournament", room: parts[1], invite } : { view: "tournaments" };
+    }
     if (["room", "watch", "replay", "player", "leaderboards"].includes(parts[0]) && parts[1]) {
       return { view: parts[0], room: parts[1], invite, turn: intOrNull(params.get("turn")),
         roll: intOrNull(params.get("roll")) };
@@ -319,12 +334,14 @@ function parseRoute(hash = location.hash) {
 /** The fragment of a view ("" for the lobby). */
 function routeHash(route) {
   if (!route || route.view === "lobby") return "";
+  if (route.view === "tournaments") return "#/tournaments";
   const query = new URLSearchParams();
   if (route.invite) query.set("invite", route.invite);
   if (route.turn !== null && route.turn !== undefined) query.set("turn", String(route.turn));
   if (route.roll !== null && route.roll !== undefined) query.set("roll", String(route.roll));
   const tail = query.toString() ? `?${query}` : "";
-  return `#/${route.view}/${encodeURIComponent(route.room)}${tail}`;
+  const folder = route.view === "tournament" ? "tournaments" : route.view;
+  return `#/${folder}/${encodeURIComponent(route.room)}${tail}`;
 }
 
 /** A link to a view, for sharing. */
@@ -344,6 +361,10 @@ function currentRoute() {
   }
   if (profile) return { view: "player", room: profile.player };
   if (boards) return { view: "leaderboards", room: boards.board };
+  if (tournamentView) {
+    return tournamentView.id === null ? { view: "tournaments" }
+      : { view: "tournament", room: tournamentView.id, invite: tournamentView.invite };
+  }
   if (replay) {
     const turn = replay.turns[replay.at];
     return { view: "replay", room: replay.room, invite: replay.inviteCode || null,
@@ -388,6 +409,7 @@ async function followRoute(route) {
     replay = null;
     profile = null;
     boards = null;
+    tournamentView = null;
     if (session && !await leave()) syncAddress();
     else render();
     return;
@@ -404,6 +426,14 @@ async function followRoute(route) {
   }
   profile = null;
   boards = null;
+  tournamentView = null;
+  if (route.view === "tournaments" || route.view === "tournament") {
+    invitation = null;
+    replay = null;
+    if (route.view === "tournaments") await openTournaments();
+    else await openTournament(route.room, route.invite);
+    return;
+  }
   if (route.view === "leaderboards") {
     invitation = null;
     replay = null;
@@ -960,12 +990,17 @@ async function rematch() {
   }
 }
 
-function backToLobby() {
+/** Away from the table: the seat is forgotten. */
+function clearTable() {
   session = null;
   model = null;
   advice = null;
   verification = null;
   forgetSeat();
+}
+
+function backToLobby() {
+  clearTable();
   render();
 }
 
@@ -973,8 +1008,10 @@ function backToLobby() {
 async function leave() {
   if (!session) return true;
   const playing = model && model.status === "playing" && session.role === "player";
-  if (playing && !await ask("Leave the game? You forfeit: your turns are skipped from now on.",
-    "Leave and forfeit")) return false;
+  const question = session.tournament
+    ? "Leave your tournament entry? It ends here, with the points scored so far."
+    : "Leave the game? You forfeit: your turns are skipped from now on.";
+  if (playing && !await ask(question, "Leave and forfeit")) return false;
   try { await client.leave(); } catch (err) { if (err.code !== "not_in_room") fail(err); }
   backToLobby();
   return true;
@@ -1434,6 +1471,369 @@ function renderBoards() {
       el("td", {}, "–"), el("td", {}, `Computer (${r.level})`), el("td", {}, String(r.value)))));
 }
 
+// ------------------------------------------------------------------ tournaments (v1.4)
+
+// A duplicate tournament (SPEC 13.18): every entrant plays a one-seat room on the same dice. The
+// list (#/tournaments) and one tournament (#/tournaments/ID): its rules, times and dice
+// commitment, Enter (the remembered player's token; the entry is played at the table like any
+// room), and the standings, refreshed every 10 s while the view is shown and not final.
+
+const STATUS_WORDS = { open: "open", upcoming: "upcoming", closed: "closed" };
+
+/** Words for a refusal of the tournament routes (no database: no tournaments here). */
+function tournamentError(err) {
+  return err && ["unavailable", "http_503"].includes(err.code)
+    ? "Tournaments are not available on this server right now." : friendlyError(err);
+}
+
+async function openTournaments() {
+  if (session && !await leave()) return;
+  tournamentView = { id: null, status: "loading" };
+  render();
+  try {
+    const list = await fetchTournaments("");
+    if (!tournamentView || tournamentView.id !== null) return;
+    tournamentView = { id: null, status: "ready", list };
+  } catch (err) {
+    if (!tournamentView || tournamentView.id !== null) return;
+    tournamentView = { id: null, status: "error", text: tournamentError(err) };
+  }
+  render();
+  askWhoMayCreate();
+}
+
+async function openTournament(id, invite = null) {
+  if (session && !await leave()) return;
+  tournamentView = { id, invite: invite || null, status: "loading" };
+  render();
+  await refreshTournament();
+}
+
+/** Read the shown tournament and its standings again; a passing fault keeps what is shown. */
+async function refreshTournament() {
+  const shown = tournamentView;
+  if (!shown || shown.id === null) return;
+  const options = { inviteCode: shown.invite };
+  try {
+    const [data, board] = await Promise.all([fetchTournament("", shown.id, options),
+      fetchStandings("", shown.id, options)]);
+    if (tournamentView !== shown) return;
+    tournamentView = { ...shown, status: "ready", data, board };
+  } catch (err) {
+    if (tournamentView !== shown) return;
+    const passing = ["unavailable", "http_503", "rate_limited", "connection_failed"];
+    if (shown.status === "ready" && passing.includes(err && err.code)) return;
+    tournamentView = { ...shown, status: "error",
+      text: err && err.code === "tournament_not_found"
+        ? "There is no tournament at this address (an invite-only one needs its link)."
+        : tournamentError(err) };
+  }
+  render();
+}
+
+/** Poll politely: only while the tournament is shown, the tab visible and the results open. */
+function startTournamentPoll() {
+  if (tournamentPoll) return;
+  tournamentPoll = setInterval(() => {
+    if (!document.hidden) refreshTournament();
+  }, TOURNAMENT_POLL_MS);
+}
+
+function stopTournamentPoll() {
+  clearInterval(tournamentPoll);
+  tournamentPoll = null;
+}
+
+// -- the entries this browser made (their seat tokens, to come back to an unfinished one)
+
+function storedEntries() {
+  try { return JSON.parse(localStorage.getItem(ENTRIES_KEY)) || {}; } catch { return {}; }
+}
+
+/** The remembered player's entries of a tournament: {player, used, entries: [{room, token,
+ * player, attempt, done}]}. */
+function entriesOf(tournament) {
+  const kept = storedEntries()[tournament];
+  const me = identity ? identity.player : null;
+  return kept && kept.player === me ? kept : { player: me, used: 0, entries: [] };
+}
+
+function keepEntries(tournament, value) {
+  const all = storedEntries();
+  delete all[tournament];
+  all[tournament] = value;  // the newest last: the oldest are dropped first
+  const names = Object.keys(all);
+  for (const old of names.slice(0, Math.max(0, names.length - ENTRIES_KEPT))) delete all[old];
+  localStorage.setItem(ENTRIES_KEY, JSON.stringify(all));
+}
+
+function rememberEntry(tournament, entry) {
+  const kept = entriesOf(tournament);
+  kept.used = Math.max(kept.used, entry.attempt);
+  kept.entries.push({ room: entry.room, token: entry.token, player: entry.player,
+    attempt: entry.attempt, done: false });
+  keepEntries(tournament, kept);
+}
+
+function markEntryDone(tournament, room) {
+  const kept = entriesOf(tournament);
+  const entry = kept.entries.find((e) => e.room === room);
+  if (!entry || entry.done) return;
+  entry.done = true;
+  delete entry.token;  // a finished entry's seat is of no more use
+  keepEntries(tournament, kept);
+}
+
+/** The attempts the remembered player has left (as far as this browser knows). */
+function attemptsLeft(t) {
+  return Math.max(0, t.attempts - entriesOf(t.tournament).used);
+}
+
+const unfinishedEntry = (t) => entriesOf(t.tournament).entries.find((e) => !e.done && e.token);
+
+// -- entering and playing
+
+async function enterShownTournament() {
+  const shown = tournamentView;
+  if (!shown || shown.status !== "ready") return;
+  const me = await ensureIdentity();
+  if (!me) {
+    notify("Tournaments need a remembered player, and this server keeps none right now.");
+    return;
+  }
+  const button = $("tournament-enter");
+  button.setAttribute("aria-busy", "true");
+  try {
+    const entry = await enterTournament("", shown.id, me.token, { inviteCode: shown.invite });
+    rememberEntry(shown.id, entry);
+    await playEntry(shown, entry);
+  } catch (err) {
+    if (err && err.code === "already_entered") {
+      keepEntries(shown.id, { ...entriesOf(shown.id), used: shown.data.attempts });
+    }
+    fail(err);
+    render();
+  } finally {
+    button.removeAttribute("aria-busy");
+  }
+}
+
+/** Take the entry's seat (a private one-seat room whose game started by itself). */
+async function playEntry(shown, entry) {
+  entering = { room: entry.room, inviteCode: null };
+  const result = await client.rejoin(entry.room, entry.token);
+  tournamentView = null;
+  enterRoom({ room: entry.room, role: "player", token: entry.token, player: result.player,
+    inviteCode: null, name: identity ? identity.name : null, tournament: shown.id,
+    tournamentInvite: shown.invite || null });
+}
+
+async function resumeEntry() {
+  const shown = tournamentView;
+  const entry = shown && shown.status === "ready" ? unfinishedEntry(shown.data) : null;
+  if (!entry) return;
+  try {
+    await playEntry(shown, entry);
+  } catch (err) {
+    markEntryDone(shown.id, entry.room);  // forfeited, expired or over: nothing to resume
+    notify(`Your entry cannot be resumed: ${friendlyError(err)}`);
+    render();
+  }
+}
+
+/** Game over of an entry: back to its tournament, whose standings are read at once. */
+async function backToTournament() {
+  const { tournament, tournamentInvite } = session;
+  await client.leave().catch(() => {});
+  clearTable();
+  await follow({ view: "tournament", room: tournament, invite: tournamentInvite || null });
+}
+
+// -- creating (v1.4: the operator always; remembered players where the server says so)
+
+/**
+ * Whether this server lets remembered players create tournaments. The server says so only by
+ * answering: a body without `ends_ms` is refused with 403 `not_allowed` before it is read when
+ * players may not create, and with 400 `missing_field` (nothing created) when they may.
+ */
+async function askWhoMayCreate() {
+  if (mayCreateTournaments !== null || !identity) return;
+  try {
+    await createTournament("", identity.token, {});
+    mayCreateTournaments = true;  // not expected: an end time is required
+  } catch (err) {
+    mayCreateTournaments = Boolean(err && ["missing_field", "out_of_range"].includes(err.code));
+  }
+  if (tournamentView && tournamentView.id === null) render();
+}
+
+/** "YYYY-MM-DDTHH:MM" in local time, as a datetime-local input shows it. */
+function localInputTime(ms) {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 16);
+}
+
+async function createFromForm(e) {
+  e.preventDefault();
+  if (!identity) return;
+  const spec = { name: $("tournament-create-name").value.trim(),
+    ends_ms: new Date($("tournament-create-ends").value).getTime(),
+    attempts: Number($("tournament-create-attempts").value) || 1 };
+  if (!Number.isFinite(spec.ends_ms)) {
+    notify("Pick the end time of the tournament.");
+    return;
+  }
+  try {
+    const made = await createTournament("", identity.token, spec);
+    await follow({ view: "tournament", room: made.tournament, invite: made.invite_code || null });
+  } catch (err) {
+    fail(err);
+  }
+}
+
+// -- rendering
+
+function renderTournamentView() {
+  if (tournamentView.id === null) renderTournamentList();
+  else renderTournament();
+}
+
+/** "ends in 5 h 10 min", "starts in 2 d 3 h", "ended 26/11/2026, 01:00:00". */
+function tournamentTime(t) {
+  if (t.status === "upcoming") return `starts in ${timeLeft(t.starts_ms, serverNow())}`;
+  if (t.status === "open") return `ends in ${timeLeft(t.ends_ms, serverNow())}`;
+  return `ended ${new Date(t.ends_ms).toLocaleString()}`;
+}
+
+const shortHash = (hex) => `${hex.slice(0, 12)}…`;
+
+function tournamentLine(t) {
+  const entries = `${t.entries} ${t.entries === 1 ? "entry" : "entries"}` +
+    (t.entry_limit ? ` of ${t.entry_limit}` : "");
+  return [STATUS_WORDS[t.status] || t.status, tournamentTime(t), entries,
+    t.rated ? "rated" : "unrated", `dice ${shortHash(t.dice_commitment)}`].join(" · ");
+}
+
+function renderTournamentList() {
+  const v = tournamentView;
+  const list = v.status === "ready" ? v.list : [];
+  $("tournaments-status").textContent = v.status === "loading" ? "Loading…"
+    : v.status === "error" ? v.text : list.length ? "" : "No tournament right now.";
+  $("tournament-list").hidden = !list.length;
+  $("tournament-list").replaceChildren(...list.map((t) => el("li",
+    { dataset: { tournament: t.tournament, status: t.status } },
+    el("span", { class: "room-what" }, el("strong", {}, t.name), ` · ${tournamentLine(t)}`),
+    el("span", { class: "room-buttons" },
+      el("a", { class: "replay-link", href: routeHash({ view: "tournament", room: t.tournament }),
+        "aria-label": `Open the tournament ${t.name}` }, "Open")))));
+  renderCreateForm();
+}
+
+function renderCreateForm() {
+  const form = $("tournament-create");
+  form.hidden = !(identity && mayCreateTournaments);
+  const ends = $("tournament-create-ends");
+  if (!form.hidden && !ends.value) ends.value = localInputTime(Date.now() + 86_400_000);
+}
+
+function renderTournament() {
+  const v = tournamentView;
+  $("tournament-name").textContent = v.status === "ready" ? v.data.name : "Tournament";
+  $("tournament-status").textContent = v.status === "loading" ? "Loading…"
+    : v.status === "error" ? v.text : "";
+  $("tournament-body").hidden = v.status !== "ready";
+  if (v.status !== "ready") {
+    stopTournamentPoll();
+    return;
+  }
+  renderTournamentFacts(v.data);
+  renderEntering(v.data);
+  renderStandings(v.data, v.board);
+  if (v.board.final) stopTournamentPoll();
+  else startTournamentPoll();
+}
+
+/** The rules in words: the rule set, its options, and what a tournament entry is. */
+function tournamentRules(t) {
+  const o = t.options;
+  const parts = o.rules === "yatzy" ? ["Yatzy (Scandinavian)"]
+    : ["Yahtzee", `extra Yahtzees ${o.extra_yahtzees || "on"}`, `Joker ${o.joker || "forced"}`];
+  if (o.upper_first === "on") parts.push("upper boxes first");
+  parts.push("solitaire, no hints", t.rated ? "rated" : "unrated");
+  return parts.join(" · ");
+}
+
+function renderTournamentFacts(t) {
+  const facts = [
+    ["rules", "Rules", tournamentRules(t)],
+    ["status", "Status", `${STATUS_WORDS[t.status] || t.status}${t.daily ? " (daily)" : ""}`],
+    ["starts", "Starts", new Date(t.starts_ms).toLocaleString() +
+      (t.status === "upcoming" ? ` (${tournamentTime(t)})` : "")],
+    ["ends", "Ends", new Date(t.ends_ms).toLocaleString() +
+      (t.status === "open" ? ` (${tournamentTime(t)})` : "")],
+    ["entries", "Entries", `${t.entries}${t.entry_limit ? ` of ${t.entry_limit}` : ""}`],
+    ["attempts", "Attempts per player", String(t.attempts)],
+    ["commitment", "Dice commitment (SHA-256 of the seed)", el("code", {}, t.dice_commitment)],
+    ["seed", "Dice seed", t.seed ? el("code", {}, t.seed) : "revealed after the end"],
+  ];
+  $("tournament-facts").replaceChildren(...facts.map(([key, label, value]) =>
+    el("div", { class: "fact", dataset: { fact: key } }, el("dt", {}, label),
+      el("dd", {}, value))));
+}
+
+/** Enter / Resume and the attempts left (as this browser knows them). */
+function renderEntering(t) {
+  const open = t.status === "open";
+  const left = identity ? attemptsLeft(t) : t.attempts;
+  const resumable = open && identity ? unfinishedEntry(t) : null;
+  const attempts = `${t.attempts} ${t.attempts === 1 ? "attempt" : "attempts"}`;
+  $("tournament-attempts").textContent = t.status === "upcoming"
+    ? `Entries open ${new Date(t.starts_ms).toLocaleString()}.`
+    : !open ? "This tournament is over: see the results below."
+      : identity ? `You have ${left} of ${attempts} left.`
+        : `Each player has ${attempts}; entering remembers you in this browser.`;
+  $("tournament-enter").hidden = !open || left === 0;
+  $("tournament-enter").textContent = identity && left < t.attempts ? "Enter again" : "Enter";
+  $("tournament-resume").hidden = !resumable;
+}
+
+/** A row of the standings is the player's own: by id once final, by name while live. */
+function isMyRow(row) {
+  if (!identity) return false;
+  return row.player ? row.player === identity.player : row.name === identity.name;
+}
+
+function renderStandings(t, board) {
+  const rows = board.entries;
+  $("standings-note").textContent = board.final ? "(final)"
+    : t.status === "closed" ? "(counting the results…)" : "(live, updates every 10 s)";
+  $("no-standings").hidden = rows.length > 0;
+  $("standings-table").hidden = !rows.length;
+  const mine = rows.find(isMyRow);
+  const reference = board.optimal_score !== null && board.optimal_score !== undefined;
+  $("standings-reference").hidden = !reference;
+  if (reference) {
+    $("standings-reference").textContent = `The dice allowed ${board.optimal_score}` +
+      (mine ? `; you scored ${mine.score}.` : ".");
+  }
+  $("standings-rows").replaceChildren(...rows.map((row) => el("tr",
+    { class: isMyRow(row) ? "me" : "", dataset: { place: String(row.place) } },
+    el("td", {}, String(row.place)),
+    el("td", {}, row.name, board.final && row.room ? verifyHint(t, row) : null),
+    el("td", {}, String(row.score)),
+    el("td", {}, board.final ? percent(row.accuracy) : "–"))));
+}
+
+/** After the end: the entry's room (its replay) and the command that checks every die. */
+function verifyHint(t, row) {
+  const invite = row.invite_code || null;
+  return el("span", { class: "verify-hint small" },
+    el("a", { href: routeHash({ view: "replay", room: row.room, invite }),
+      "aria-label": `Replay the entry of ${row.name}` }, "Replay"), " · verify: ",
+    el("code", {}, `yahtzee verify ${row.room} --tournament ${t.tournament}` +
+      (invite ? ` --invite-code ${invite}` : "")));
+}
+
 /** The step that shows turn `turn` (after its roll `roll`, when given). */
 function stepOf(turn, roll) {
   const first = replay.turns.indexOf(turn);
@@ -1531,16 +1931,24 @@ function stopLobbyFeed() {
 
 function render() {
   const inRoom = Boolean(session);
-  const onBoards = !inRoom && Boolean(boards);
-  const onProfile = !inRoom && !onBoards && Boolean(profile);
-  $("lobby").hidden = inRoom || Boolean(replay) || onProfile || onBoards;
+  const onCups = !inRoom && Boolean(tournamentView);
+  const onBoards = !inRoom && !onCups && Boolean(boards);
+  const onProfile = !inRoom && !onCups && !onBoards && Boolean(profile);
+  const elsewhere = onCups || onProfile || onBoards;
+  $("lobby").hidden = inRoom || Boolean(replay) || elsewhere;
   $("table").hidden = !inRoom;
-  $("replay").hidden = inRoom || onProfile || onBoards || !replay;
+  $("replay").hidden = inRoom || elsewhere || !replay;
   $("profile").hidden = !onProfile;
   $("leaderboards").hidden = !onBoards;
+  $("tournaments").hidden = !onCups || tournamentView.id !== null;
+  $("tournament").hidden = !onCups || tournamentView.id === null;
+  if (!onCups) stopTournamentPoll();
   if (inRoom) {
     stopLobbyFeed();
     renderTable();
+  } else if (onCups) {
+    stopLobbyFeed();
+    renderTournamentView();
   } else if (onBoards) {
     stopLobbyFeed();
     renderBoards();
@@ -1556,6 +1964,7 @@ function render() {
   document.title = myTurn() ? "▶ Your turn · Yahtzee"
     : inRoom ? `Room ${session.room} · Yahtzee` : onProfile ? "Player profile · Yahtzee"
       : onBoards ? "Leaderboards · Yahtzee"
+      : onCups ? "Tournaments · Yahtzee"
       : replay ? `Replay ${replay.room} · Yahtzee` : "Yahtzee: play online, free";
   syncAddress();
 }
@@ -1954,6 +2363,12 @@ function renderGameOver(me) {
       (t.yahtzee_bonus ? `, Yahtzee bonus ${t.yahtzee_bonus}` : "") + ")" : "";
     return el("li", {}, `${r.name}: ${r.total}`, el("span", { class: "muted" }, detail));
   }));
+  $("back-to-tournament").hidden = !session.tournament;
+  $("verify-dice").hidden = Boolean(session.tournament);
+  if (session.tournament) {
+    renderEntryOver(ranked);
+    return;
+  }
   renderRematch(me);
   renderSkill(me);
   renderVerification();
@@ -1962,6 +2377,19 @@ function renderGameOver(me) {
     me, session.inviteCode || null);
   if (!analysis || analysis.room !== model.room) loadAnalysis(model.room);
   else renderAnalysis($("analysis-body"), analysis, () => loadAnalysis(model.room), context);
+}
+
+/**
+ * Game over of a tournament entry: the total, and the way back to the standings. No rematch,
+ * no analysis and no dice check here: the entry's room and the tournament's seed are shown
+ * only after the end (SPEC 13.18), in the final standings.
+ */
+function renderEntryOver(ranked) {
+  const total = ranked.length ? ranked[0].total : 0;
+  $("banner").textContent = `Your tournament entry: ${total} points`;
+  for (const id of ["rematch", "watch-rematch", "rematch-offer", "skill-line", "verify-result",
+    "analysis"]) $(id).hidden = true;
+  markEntryDone(session.tournament, session.room);
 }
 
 /** My seat's skill in the archived game ({room, accuracy, luck} once known, v1.4). */
@@ -2296,6 +2724,12 @@ function wireControls() {
   $("replay-close").addEventListener("click", () => { replay = null; render(); });
   $("profile-close").addEventListener("click", () => { profile = null; render(); });
   $("boards-close").addEventListener("click", () => { boards = null; render(); });
+  $("tournaments-close").addEventListener("click", () => { tournamentView = null; render(); });
+  $("tournament-all").addEventListener("click", () => follow({ view: "tournaments" }));
+  $("tournament-enter").addEventListener("click", enterShownTournament);
+  $("tournament-resume").addEventListener("click", resumeEntry);
+  $("tournament-create").addEventListener("submit", createFromForm);
+  $("back-to-tournament").addEventListener("click", backToTournament);
   for (const button of document.querySelectorAll("#board-choice button")) {
     button.addEventListener("click", () => openBoards(button.dataset.board, boards.period));
   }
@@ -2412,7 +2846,7 @@ function init() {
     client.restore(session);
   } else if (route.view === "room") {
     showInvitation(route);
-  } else if (route.view === "replay" || route.view === "player") {
+  } else if (["replay", "player", "tournaments", "tournament"].includes(route.view)) {
     follow(route);
   }
   render();
@@ -2431,6 +2865,8 @@ window.yahtzee = {
   get session() { return session; },
   get identity() { return identity ? { player: identity.player, name: identity.name } : null; },
   get profile() { return profile; },
+  get tournament() { return tournamentView; },
+  get mayCreateTournaments() { return mayCreateTournaments; },
   get client() { return client; },
   get lobbyMode() { return lobbyMode; },
   dropConnection() { client.dropConnection(); },

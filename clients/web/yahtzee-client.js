@@ -946,6 +946,105 @@ export function fetchTurns(base, player, token, options = {}) {
 }
 
 /**
+ * v1.4: the player's turn list, live (SPEC.md 13.6): `GET /lobby` sent with the player token,
+ * read with fetch() and a streaming body reader, because EventSource cannot send the
+ * Authorization header and the token must never go in the URL. Calls `onTurns(body)` with the
+ * body `fetchTurns` resolves with, at once and again whenever it changes. After the stream ends
+ * (a server restart, the network) it reconnects after the server's `retry` delay, longer after
+ * each failure in a row; a refused token (401) stops it for good. `onError(err)` hears every
+ * failure (a CommandError for an error answer). Only `turns` events are read: the lobby's
+ * `rooms` events on the same stream are ignored here.
+ * @param {string} token the player token (or JWT)
+ * @param {(body: object) => void} onTurns
+ * @param {{base?: string, fetch?: typeof fetch, onError?: (err: Error) => void}} [options]
+ *   `base`: "" (this page's server, the default) or e.g. "http://127.0.0.1:8000"
+ * @returns {{close: () => void, closed: Promise<void>}} `close()` ends it; `closed` settles
+ *   once it has ended (closed, or a refused token)
+ */
+export function watchTurns(token, onTurns, options = {}) {
+  const controller = new AbortController();
+  const fetchImpl = options.fetch || globalThis.fetch;
+  const report = options.onError || (() => {});
+  const url = `${httpBase(options.base || "")}/lobby`;
+  const init = { headers: { ...bearer(token), Accept: "text/event-stream" },
+    signal: controller.signal, cache: "no-store" };
+  let retryMs = 3000;
+  const readOnce = async () => {
+    const response = await fetchImpl(url, init);
+    if (!response.ok) {
+      let body = null;
+      try { body = await response.json(); } catch { body = null; }
+      throw new CommandError((body && body.code) || `http_${response.status}`,
+        (body && body.message) || response.statusText);
+    }
+    for await (const event of serverSentEvents(response.body, (ms) => { retryMs = ms; })) {
+      if (event.type === "turns") onTurns(JSON.parse(event.data));
+    }
+  };
+  const run = async () => {
+    for (let failures = 0; !controller.signal.aborted;) {
+      try {
+        await readOnce();
+        failures = 0;  // the stream ended cleanly (the server shut down): reconnect
+      } catch (err) {
+        if (controller.signal.aborted) return;
+        report(err);
+        if (err instanceof CommandError && CREDENTIAL_REFUSALS.has(err.code)) return;
+        failures += 1;
+      }
+      await abortablePause(retryMs * Math.min(1 + failures, 10), controller.signal);
+    }
+  };
+  return { close: () => controller.abort(), closed: run() };
+}
+
+function abortablePause(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+}
+
+/**
+ * The events of a Server-Sent Events body (a ReadableStream of bytes), as EventSource parses
+ * them: {type, data}; a `retry` field is handed to `onRetry` (ms); comments are skipped.
+ */
+async function* serverSentEvents(body, onRetry) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let type = "message";
+  let data = [];
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, end).replace(/\r$/, "");
+        buffer = buffer.slice(end + 1);
+        if (line === "") {
+          if (data.length) yield { type, data: data.join("\n") };
+          type = "message";
+          data = [];
+          continue;
+        }
+        if (line.startsWith(":")) continue;  // a keep-alive comment
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") type = text;
+        else if (field === "data") data.push(text);
+        else if (field === "retry" && /^\d+$/.test(text)) onRetry(Number(text));
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+/**
  * An archived game with its whole event log (`GET /games/{id}`, `<room>.1` or a room id),
  * also after its room left the server; a private game only with a player's token.
  * @param {string} base
@@ -1047,4 +1146,33 @@ export function fetchStandings(base, tournament, options = {}) {
   const query = new URLSearchParams({ limit: String(options.limit || 100) });
   return getJson(tournamentPath(base, tournament, `/standings?${query}`),
     withInvite({}, options.inviteCode), options.fetch);
+}
+
+/**
+ * A live entry's events that may be shown now (`GET /tournaments/{id}/entries/{room}/events`,
+ * SPEC.md 13.23), every page, in seq order: while the tournament is open only those committed
+ * at least its `watch_delay_seconds` ago (rejects with `watch_not_allowed` when it sets none,
+ * `room_not_found` for a room that is not one of its entries); after its end, every event.
+ * To follow the entry, ask again later with `after` = the last seq seen. The invite code, if
+ * any, is the tournament's (the entry's own stays secret).
+ * @param {string} base
+ * @param {string} tournament
+ * @param {string} room the entry's room (a `room` of the open standings)
+ * @param {{after?: number, limit?: number, inviteCode?: string|null, fetch?: typeof fetch}}
+ *   [options]
+ * @returns {Promise<object[]>} event messages
+ */
+export async function fetchEntryEvents(base, tournament, room, options = {}) {
+  const events = [];
+  let after = options.after || 0;
+  const limit = options.limit || 500;
+  const path = `/entries/${encodeURIComponent(room)}/events`;
+  for (;;) {
+    const query = new URLSearchParams({ after: String(after), limit: String(limit) });
+    const page = await getJson(tournamentPath(base, tournament, `${path}?${query}`),
+      withInvite({}, options.inviteCode), options.fetch);
+    events.push(...page.events);
+    if (page.next_after === null) return events;
+    after = page.next_after;
+  }
 }

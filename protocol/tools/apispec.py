@@ -329,11 +329,20 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
     ),
     "/lobby": (
         "The public lobby as Server-Sent Events (13.6)",
-        [],
+        [_BEARER],
         {
-            "200": _text("text/event-stream", "`rooms` events: the whole list when it changes."),
+            "200": _text(
+                "text/event-stream",
+                "`rooms` events: the whole list when it changes. With a player credential "
+                "(v1.4) also `turns` events: the body of `GET /players/{id}/turns` when it "
+                "changes.",
+            ),
+            "401": _CREDENTIAL["401"],
             "429": _error("`rate_limited`: too many streams from this address or process."),
-            "503": _error("`unavailable`: the server holds as many connections as it may."),
+            "503": _error(
+                "`unavailable`: the server holds as many connections as it may, or (with a "
+                "credential) the player database does not answer."
+            ),
         },
     ),
     "/healthz": (
@@ -517,6 +526,23 @@ HTTP_ROUTES: Final[dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]]] 
         {
             "200": _json(_object("tournament", "status", "final", "entries"), "Best first."),
             "404": _error("`tournament_not_found`."),
+            **_DATABASE,
+        },
+    ),
+    "/tournaments/{id}/entries/{room}/events": (
+        "An entry's events, old enough to watch while open (13.23, v1.4)",
+        [
+            _id("A tournament id."),
+            _id("The room of one of its entries.", "room"),
+            _INVITE,
+            _query("after", 0, None, 0),
+            _query("limit", 1, 1000, 500),
+        ],
+        {
+            "200": _json(_events_page(), "One page of the events that may be shown now."),
+            "400": _error("`invalid_field` or `out_of_range`: a bad `after` or `limit`."),
+            "404": _error("`tournament_not_found` or `room_not_found`."),
+            "409": _error("`watch_not_allowed`: open, and no watch delay."),
             **_DATABASE,
         },
     ),

@@ -676,7 +676,7 @@ WALKTHROUGH: Final[tuple[Step, ...]] = (
     Step(_A, _S, leave),
     Step(_S, _A, ack_leave, note="After game_over: no event; Ann's token is revoked."),
 )
-"""The transcript of SPEC.md section 1 (quick start)."""
+"""The transcript of the quick start: SPEC-APPENDIX.md A, linked from SPEC.md section 1."""
 
 # --------------------------------------------------------------------------------------------
 # Variants, so that every message type and interesting shape has a vector
@@ -1237,6 +1237,7 @@ _SERVER_EXAMPLES: Final[tuple[tuple[str, ServerMessage], ...]] = (
     ("error_tournament_full", make_error(ErrorCode.TOURNAMENT_FULL)),
     ("error_already_entered", make_error(ErrorCode.ALREADY_ENTERED)),
     ("error_not_allowed", make_error(ErrorCode.NOT_ALLOWED)),
+    ("error_watch_not_allowed", make_error(ErrorCode.WATCH_NOT_ALLOWED)),
     ("pong", pong),
     ("snapshot", snapshot_ann),
     ("snapshot_lobby_two", snapshot_bob),
@@ -2373,6 +2374,7 @@ _TOURNAMENT_OPEN: Final = {
     "attempts": 1,
     "rated": False,
     "daily": True,
+    "watch_delay_seconds": None,
     "dice_commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
     "seed": None,
     "optimal_score": None,
@@ -2431,7 +2433,7 @@ HTTP_EXAMPLES = (
             ],
         },
         "v1.4: live totals while the tournament is open; no rooms (nobody watches an entry "
-        "that can still be played).",
+        "that can still be played), unless the tournament sets watch_delay_seconds (13.23).",
     ),
     HttpExample(
         "tournament_standings_final",
@@ -2459,5 +2461,29 @@ HTTP_EXAMPLES = (
         },
         "The archived results: the dice allowed 287 (the optimal player on the same dice); "
         "room and invite_code let anyone verify the entry.",
+    ),
+    HttpExample(
+        "tournament_entry_events",
+        "/tournaments/{id}/entries/{room}/events",
+        f"/tournaments/{_TOURNAMENT_ID}/entries/{ROOM}/events?after=0&limit=10",
+        (),
+        200,
+        {
+            "tournament": _TOURNAMENT_ID,
+            "room": ROOM,
+            "events": _json(*_LOG[:6]),
+            "next_after": None,
+        },
+        "v1.4: while open, only the events committed at least watch_delay_seconds ago; "
+        "next_after null: nothing older for now. After the end time, every event.",
+    ),
+    HttpExample(
+        "tournament_watch_refused",
+        "/tournaments/{id}/entries/{room}/events",
+        f"/tournaments/{_TOURNAMENT_ID}/entries/{ROOM}/events",
+        (),
+        409,
+        _http_error("watch_not_allowed", "entries of this tournament are shown after its end"),
+        "An open tournament whose watch_delay_seconds is null.",
     ),
 )

@@ -13,9 +13,10 @@ Everything is derived from the code: the message classes (field names, types, bo
 descriptions via the JSON Schema that msgspec builds from them), ``protocol/tools/examples.py``
 (encoded with :mod:`protocol.codec`), the error and close code tables. SPEC.md is hand-written
 prose with blocks between ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->``
-that this module owns: short field summaries and one example per message, the tables a client
-author needs while reading. The full field tables, every example with its MessagePack bytes, the
-whole transcript and the invalid frames go to SPEC-APPENDIX.md, which is generated entirely.
+that this module owns: a one-line field summary and example per message, and the few tables a
+client author needs while reading. The enumerations, the objects, the full field tables, every
+example with its MessagePack bytes, the whole transcript and the invalid frames go to
+SPEC-APPENDIX.md, which is generated entirely.
 The tests fail when any output differs from what is on disk.
 """
 
@@ -92,6 +93,8 @@ OBJECTS: Final = (
     "Limits",
     "ComputerSeat",
     "HintOption",
+    "Correspondence",
+    "RatingChange",
     "GameAnalysis",
     "PlayerAnalysis",
     "DecisionReview",
@@ -102,7 +105,7 @@ OBJECTS: Final = (
     "SandboxRoom",
     "SandboxSeat",
 )
-"""Nested objects listed in SPEC.md section 5.5 and in full in SPEC-APPENDIX.md B, in order
+"""Nested objects, in full in SPEC-APPENDIX.md B (SPEC.md section 5.5 links there), in order
 (`GameAnalysis` and the objects in it are the body of the HTTP analysis, section 13.7; the
 `Sandbox*` objects the body and answer of the sandbox's `POST /sandbox/rooms`, 13.15)."""
 
@@ -435,9 +438,9 @@ def _example(vector: Mapping[str, Any], file: str) -> str:
     if len(text) <= _WIDTH:
         shown = f"JSON text frame:\n\n```json\n{text}\n```"
     elif vector["value"] in _walkthrough_values():
-        # Long messages already shown in the transcript of section 1 are not repeated.
+        # Long messages already shown in the transcript (A) are not repeated.
         shown = (
-            f"JSON text frame: in the transcript of section 1 (vector `{vector['name']}` in "
+            f"JSON text frame: in [the transcript](#a-transcript) (vector `{vector['name']}` in "
             f"`vectors/{file}`)."
         )
     else:
@@ -502,14 +505,19 @@ def _field_summary(name: str, defs: Mapping[str, Any]) -> str:
     return text or "none"
 
 
-_SHORT_EXAMPLE_LINES: Final = 7
 _SHORT_EXAMPLE_CHARS: Final = 330
+"""Longest example SPEC.md shows inline; a longer one is named and shown in the appendix."""
+
+
+def _inline_code(text: str) -> str:
+    """``text`` as Markdown inline code, with a longer fence when it holds a backtick."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def _short_message_block(
     tag: str, defs: Mapping[str, Any], vectors: Mapping[str, Mapping[str, Any]]
 ) -> str:
-    """What SPEC.md shows of one message: its fields, its reply, one JSON example."""
+    """What SPEC.md shows of one message, in one line: its fields, its reply, one example."""
     cls, file = _message_class(tag)
     link = f"{APPENDIX}#{_anchor('msg', tag)}"
     text = f"Fields: {_field_summary(cls.__name__, defs)} ([types, bounds, defaults]({link}))."
@@ -522,11 +530,10 @@ def _short_message_block(
     elif tag == "ping":
         text += " Reply: `pong` with the same `id` (not an `ack`)."
     vector = _message_rows(tag, vectors)[0]
-    pretty = _pretty(vector["value"], width=100)
-    if pretty.count("\n") < _SHORT_EXAMPLE_LINES:
-        return f"{text} Example:\n\n```json\n{pretty}\n```"
-    if len(vector["json"]) <= _SHORT_EXAMPLE_CHARS:
-        return f"{text} Example:\n\n```json\n{vector['json']}\n```"
+    # Spaces after the separators let a Markdown viewer wrap the example.
+    spaced = json.dumps(vector["value"], ensure_ascii=False, separators=(", ", ": "))
+    if len(spaced) <= _SHORT_EXAMPLE_CHARS:
+        return f"{text} Example: {_inline_code(spaced)}"
     return (
         f"{text} Example: vector `{vector['name']}` of `vectors/{file}`, shown in "
         f"[{APPENDIX}]({link})."
@@ -540,16 +547,6 @@ def _result_block(command: str, defs: Mapping[str, Any]) -> str:
     if set(defs[name]["properties"]) == {"command"}:
         return f'{head}, always `{{"command": "{command}"}}`.'
     return f"{head}: {defs[name].get('description', '')}\n\n{_fields(name, defs)}"
-
-
-def _objects_summary(names: Iterable[str], defs: Mapping[str, Any]) -> str:
-    rows = []
-    for name in names:
-        description = defs[name].get("description", "").replace("\n", " ")
-        first = description.split(". ")[0].rstrip(".") + "."
-        link = f"[`{name}`]({APPENDIX}#{_anchor('obj', name)})"
-        rows.append([link, first, _field_summary(name, defs)])
-    return _table(rows, ["object", "what it is", "fields"])
 
 
 def _objects_block(names: Iterable[str], defs: Mapping[str, Any]) -> str:
@@ -670,26 +667,6 @@ def _invalid_block(vectors: Mapping[str, Mapping[str, Any]]) -> str:
     return _table(rows, ["vector", "conn.", "frame", "code", "error `id`", "why"])
 
 
-def _walkthrough_short() -> str:
-    """The transcript, one line a message: long messages are named, shown in the appendix."""
-    lines = []
-    for step in examples.WALKTHROUGH:
-        if step.message is None:
-            lines.append(f"# {step.note}")
-            continue
-        head = f"{step.sender} -> {step.receiver}:"
-        value = to_dict(step.message)
-        compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        if step.note:
-            lines.append(f"# {step.note}")
-        if len(head) + 1 + len(compact) <= 120:
-            lines.append(f"{head} {compact}")
-        else:
-            seq = f", seq {value['seq']}" if isinstance(value.get("seq"), int) else ""
-            lines.append(f"{head} {value['type']}{seq} (in full in the appendix)")
-    return "```text\n" + "\n".join(lines) + "\n```"
-
-
 def _walkthrough_block() -> str:
     lines = []
     for step in examples.WALKTHROUGH:
@@ -716,8 +693,6 @@ def spec_blocks() -> dict[str, str]:
     blocks = {
         "subprotocols": _subprotocols_block(),
         "boxes": _boxes_block(),
-        "enums": _enums_block(defs),
-        "objects": _objects_summary(OBJECTS, defs),
         "errors": _errors_summary(),
         "close-codes": _close_block(),
         "limits": _limits_block(defs),
@@ -725,7 +700,6 @@ def spec_blocks() -> dict[str, str]:
             f"{len(vectors['invalid.json']['vectors'])} frames, each with the code and `id` "
             f"of the answer and why: [{APPENDIX}]({APPENDIX}#invalid-frames)."
         ),
-        "walkthrough": _walkthrough_short(),
     }
     for tag in (*CLIENT_MESSAGE_TYPES, *SERVER_MESSAGE_TYPES):
         blocks[f"message:{tag}"] = _short_message_block(tag, defs, vectors)
@@ -749,18 +723,22 @@ def appendix(spec: str) -> str:
         f"implementation by `{GENERATOR}`: do not edit this file by hand. SPEC.md says what the "
         "messages mean and how to use them; this file lists every field with its type, bounds "
         "and default, every example as JSON and as MessagePack bytes, the whole transcript of "
-        "the quick start and the invalid frames. The exact frames are the vectors in "
+        "the quick start, the enumerations, the objects, the invalid frames and the error codes. "
+        "The exact frames are the vectors in "
         "[`vectors/`](vectors/).",
-        "Contents: [A. Transcript](#a-transcript) · [B. Objects](#b-objects) · "
+        "Contents: [A. Transcript](#a-transcript) · "
+        "[B. Objects and enumerations](#b-objects-and-enumerations) · "
         "[C. Client commands](#c-client-commands) · "
         "[D. Replies and snapshots](#d-replies-and-snapshots) · [E. Events](#e-events) · "
         "[F. Invalid frames](#f-invalid-frames) · [G. Error codes](#error-codes)",
         "## A. Transcript",
-        "The short game of SPEC.md section 1, every message in full (JSON; Bob's msgpack frames "
-        "shown as JSON). Each `#` line explains the message below it.",
+        "A short game, the example of SPEC.md section 1, every message in full (JSON; Bob's "
+        "msgpack frames shown as JSON). Each `#` line explains the message below it.",
         _walkthrough_block(),
-        "## B. Objects",
-        "Objects nested in messages (SPEC.md 5.5). Ack results are listed with their commands.",
+        "## B. Objects and enumerations",
+        "The enumerations (SPEC.md 5.4), then the objects nested in messages (SPEC.md 5.5). Ack "
+        "results are listed with their commands.",
+        _enums_block(defs),
         _objects_block(OBJECTS, defs),
     ]
     sections = (
@@ -785,8 +763,7 @@ def appendix(spec: str) -> str:
         "Every error code (SPEC.md 9.1 says how to handle them, 9.2 the decode errors).",
         _errors_block(),
     ]
-    # The enumerations are listed in SPEC.md 5.4; the field tables here link to them there.
-    return ("\n\n".join(parts) + "\n").replace("](#enum-", "](SPEC.md#enum-")
+    return "\n\n".join(parts) + "\n"
 
 
 _REPLIES: Final = frozenset({"welcome", "ack", "error", "pong", "snapshot"})

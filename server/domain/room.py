@@ -7,7 +7,8 @@ A room is the game state plus what the service knows about people and time:
 - ``connected`` / ``owners`` / ``away_ms``: which players are connected, through which
   connection (a seat is held by exactly one connection), and since when an absent one is away;
 - ``deadline_ms`` (the turn timer) and ``absent_ms`` (when the server plays for an absent player
-  or removes an absent host who blocks the lobby): the room's next wake-up is the earlier one;
+  or removes an absent host who blocks the lobby): the room's next wake-up is the earlier one
+  (:mod:`server.domain.deadlines` computes them);
 - ``join_keys``: hashes of the clients' ``join_key`` -> player, so a retried join finds its seat;
 - ``seeds`` and ``draws``: the players' dice seeds and how many dice draws were made (the
   provably fair dice of ``protocol.fairdice``);
@@ -50,21 +51,16 @@ __all__ = [
     "SeatTakenError",
     "SpectatorCount",
     "TournamentClosedError",
-    "absent_at",
     "after_game",
     "away_deadline",
     "claim",
-    "computer_at",
-    "computer_on_turn",
     "forget",
-    "ghost_at",
     "hash_secret",
     "invite_matches",
     "new_record",
     "release",
     "require_open",
     "require_owner",
-    "wake_at",
 ]
 
 RECORD_FORMAT = 2
@@ -355,33 +351,6 @@ def after_game(record: RoomRecord, state: game.GameState, turn_began: bool, now:
     return record.replace(game=state, deadline_ms=deadline)
 
 
-def absent_at(record: RoomRecord, grace_seconds: float) -> int | None:
-    """When the server acts for an absent player (``None``: nobody absent blocks the room).
-
-    In a game without a turn timer it is the player on turn; in the lobby it is a host who is
-    away while another player waits. Never in a correspondence room: there everyone is away
-    most of the time, and the clock alone moves the game on.
-    """
-    if (
-        grace_seconds <= 0
-        or not record.away_ms
-        or record.meta.correspondence
-        or record.meta.tournament  # a tournament entry waits for its player (until the end)
-    ):
-        return None
-    state = record.game
-    blocker: str | None = None
-    if state.phase in TURN_PHASES and not record.meta.turn_seconds:
-        blocker = game.current_player(state)
-    elif state.phase == game.Phase.LOBBY:
-        others = [p for p in state.players if p.player_id != state.host]
-        if any(record.connected.get(p.player_id, False) for p in others):
-            blocker = state.host
-    if blocker is None or blocker not in record.away_ms:
-        return None
-    return int(record.away_ms[blocker] + grace_seconds * 1000)
-
-
 def away_deadline(record: RoomRecord, player: str, grace_seconds: float) -> int | None:
     """From when the server plays the turns of ``player``, who is away (``None``: not away, the
     grace is off, a turn timer plays for everyone alike, or the game is over)."""
@@ -393,56 +362,3 @@ def away_deadline(record: RoomRecord, player: str, grace_seconds: float) -> int 
     if record.game.phase == game.Phase.FINISHED:
         return None
     return int(since + grace_seconds * 1000)
-
-
-def ghost_at(record: RoomRecord, grace_seconds: float) -> int | None:
-    """When a room in the lobby becomes a ghost, left out of the lobby: every person seated
-    has been disconnected for longer than the grace (``None``: not in the lobby, nobody
-    seated, somebody connected, or the grace off)."""
-    state = record.game
-    if grace_seconds <= 0 or state.phase != game.Phase.LOBBY:
-        return None
-    people = [p.player_id for p in state.players if p.computer is None]
-    if not people or any(record.connected.get(p, False) for p in people):
-        return None
-    last = max(record.away_ms.get(p, record.meta.created_ms) for p in people)
-    return int(last + grace_seconds * 1000)
-
-
-def computer_on_turn(state: game.GameState) -> tuple[str, str] | None:
-    """The computer player on turn and its level, or ``None``."""
-    current = game.current_player(state)
-    seat = state.player(current) if current is not None else None
-    if seat is None or seat.computer is None:
-        return None
-    return seat.player_id, seat.computer
-
-
-def computer_at(record: RoomRecord, now: int) -> int | None:
-    """When the computer on turn moves next: the time already set, else ``now`` plus the
-    room's delay (a move clears the time, so the next one waits again); ``None`` when a person
-    is on turn. A change that is not a move (a spectator count) does not push the time."""
-    if computer_on_turn(record.game) is None:
-        return None
-    if record.computer_ms is not None:
-        return record.computer_ms
-    return now + record.meta.computer_delay_ms
-
-
-def room_ttl(record: RoomRecord, idle_seconds: int, retention_seconds: int) -> int:
-    """Seconds the room's keys live after this commit: the retention once the game is over,
-    else the idle time; a correspondence room's clock is added to it, so that a room whose
-    players take their time never expires while its game runs (each move, or the clock
-    playing it, refreshes the TTL)."""
-    if record.game.phase == game.Phase.FINISHED:
-        return retention_seconds
-    if record.meta.correspondence:
-        return idle_seconds + record.meta.turn_seconds
-    return idle_seconds
-
-
-def wake_at(record: RoomRecord) -> int | None:
-    """The room's next deadline: its turn timer, its absent-player time or a computer's
-    move."""
-    times = [t for t in (record.deadline_ms, record.absent_ms, record.computer_ms) if t is not None]
-    return min(times) if times else None

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from server import game
-from server.domain.room import RoomRecord, ghost_at
+from server.domain.deadlines import ghost_at
+from server.domain.room import RoomRecord
 
 __all__ = ["status", "summary"]
 

@@ -11,10 +11,16 @@ PostgreSQL is never asked.
 
 A delivery's id is derived from the room and the turn's deadline, so writing the same hints
 twice queues nothing twice; the id is the receiver's idempotency key.
+
+Each such update also wakes this process's lobby streams of those players (:class:`TurnNotices`,
+``GET /lobby`` with a player token, SPEC.md 13.6), which then re-read their list.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import msgspec
@@ -30,6 +36,7 @@ __all__ = [
     "Correspondence",
     "Reminder",
     "TurnEntry",
+    "TurnNotices",
     "turn_of",
 ]
 
@@ -89,6 +96,42 @@ def _round(record: room.RoomRecord) -> int:
     return seat.card.filled_count + 1 if seat is not None else 0
 
 
+class TurnNotices:
+    """This process's wake-ups of the streams that show a player their turn list.
+
+    A push, not a poll: the commit that moves a correspondence room's turn sets the events of
+    its players' streams here. Only this process's commits are heard (no pub/sub channel per
+    player: the room feed's sharded subscriptions are per room), so a stream also re-reads its
+    list at a bounded interval, for turns moved by other processes."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, set[asyncio.Event]] = {}
+
+    @contextlib.contextmanager
+    def listen(self, identity: str) -> Iterator[asyncio.Event]:
+        """An event set whenever ``identity``'s list may have changed (while in the block)."""
+        event = asyncio.Event()
+        self._waiting.setdefault(identity, set()).add(event)
+        try:
+            yield event
+        finally:
+            waiting = self._waiting.get(identity, set())
+            waiting.discard(event)
+            if not waiting:
+                self._waiting.pop(identity, None)
+
+    def notify(self, identities: Iterable[str]) -> None:
+        """Wake the streams of these players."""
+        for identity in identities:
+            for event in self._waiting.get(identity, ()):
+                event.set()
+
+    @property
+    def listening(self) -> int:
+        """How many streams listen (for tests and metrics)."""
+        return sum(len(events) for events in self._waiting.values())
+
+
 class Correspondence:
     """The index and reminders of correspondence rooms (see the module docstring).
 
@@ -98,6 +141,8 @@ class Correspondence:
         self.store = store
         self.index = index
         self.webhook = webhook
+        #: the lobby streams of this process waiting for a player's list to change
+        self.notices = TurnNotices()
 
     async def after_commit(
         self, room_id: str, before: room.RoomRecord, after: room.RoomRecord, now: int
@@ -131,6 +176,7 @@ class Correspondence:
                 IndexEntry(identity, running, deadline if player_id == on_turn else None)
             )
         await self.index.index(room_id, entries, now)
+        self.notices.notify(identities.values())
         if self.webhook and on_turn in identities and deadline is not None:
             await self._remind(room_id, after, on_turn, identities[on_turn], deadline, now)
 

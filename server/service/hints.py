@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import redis.exceptions
 
 import protocol.messages as pm
-from server.domain import room, roomlist
+from server.domain import deadlines, room, roomlist
 from server.ops.retry import RetryPause
 from server.service.correspondence import Correspondence
 from server.service.outcomes import Wake
@@ -79,8 +79,8 @@ class Hints:
         if after.computer_ms is not None and self.wake is not None:
             self.wake(room_id, after.computer_ms)
         try:
-            wake = room.wake_at(after)
-            if wake != room.wake_at(before):
+            wake = deadlines.wake_at(after)
+            if wake != deadlines.wake_at(before):
                 await self.store.set_deadline(room_id, wake)
             if created or any(isinstance(e, SUMMARY_EVENTS) for e in events):
                 grace = self.settings.absent_turn_seconds
@@ -113,7 +113,7 @@ class Hints:
                     return
                 if record.computer_ms is not None and self.wake is not None:
                     self.wake(room_id, record.computer_ms)
-                await self.store.set_deadline(room_id, room.wake_at(record))
+                await self.store.set_deadline(room_id, deadlines.wake_at(record))
                 return
             except TRANSIENT_ERRORS:
                 await pause.wait()

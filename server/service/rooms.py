@@ -28,9 +28,9 @@ import protocol.messages as pm
 from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, wire
-from server.domain import record_format, room
-from server.domain.dice import Dice, Draws, new_seed
-from server.domain.events import Occurred, occurred
+from server.domain import deadlines, record_format, room
+from server.domain.dice import Dice
+from server.domain.events import Occurred
 from server.domain.refusals import RefusalError
 from server.domain.timing import now_ms
 from server.ops.metrics import Metrics
@@ -73,8 +73,9 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 
-ScoreListener = Callable[[str, str, int], Awaitable[None]]
-"""Told (tournament id, entry room id, new total) after a commit changed an entry's total."""
+EntryListener = Callable[[str, str, int, int, int], Awaitable[None]]
+"""Told (tournament id, entry room id, its total, last seq, now) after each commit of an entry:
+its live leaderboard and when its events became old enough to watch (SPEC.md 13.23)."""
 
 
 def _entry_total(record: room.RoomRecord) -> int:
@@ -110,8 +111,8 @@ class GameService:
         self._cache: LRU[str, Cached] = LRU(_CACHE_ROOMS)
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.endings = endings or GameEndings()
-        #: told when a tournament entry's total changed (its live leaderboard)
-        self.scores: ScoreListener | None = None
+        #: told after each commit of a tournament entry (its leaderboard and watch times)
+        self.entry_commits: EntryListener | None = None
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
         self.hints = Hints(store, settings, wake, correspondence)
 
@@ -203,9 +204,6 @@ class GameService:
         now = self.clock()
         grace = self.settings.absent_turn_seconds
         record = change.record
-        turn_began_at = now
-        if record.deadline_ms is not None:  # the clock reading that set the turn's deadline
-            turn_began_at = record.deadline_ms - record.meta.turn_seconds * 1000
         # The events read the room's dice, seeds and game only, none of the fields set below.
         events = translate.wire_events(
             room_id,
@@ -213,25 +211,20 @@ class GameService:
             record,
             cached.seq + 1,
             deadline_ms=record.deadline_ms,
-            now=turn_began_at,
+            now=deadlines.turn_began_at(record, now),
         )
         changed = [e.seq for e in events if not isinstance(e, pm.Spectators)]
         record = record.replace(  # one copy of the record a commit
-            absent_ms=room.absent_at(record, grace),
-            computer_ms=room.computer_at(record, now),
+            absent_ms=deadlines.absent_at(record, grace),
+            computer_ms=deadlines.computer_at(record, now),
             # spectator counts do not make a client's expect_seq stale (SPEC.md 10.8)
             game_seq=changed[-1] if changed else record.game_seq,
         )
         encoded = wire.encode_events(events)
         finished = record.game.phase == game.Phase.FINISHED
-        ttl = room.room_ttl(
-            record, self.settings.idle_room_seconds, self.settings.retention_seconds
+        ttl = deadlines.room_ttl(
+            record, self.settings.idle_room_seconds, self.settings.retention_seconds, now
         )
-        if record.meta.closes_ms is not None:
-            # a tournament entry lives until its tournament's close has read it, and then for
-            # the retention (its log is what `yahtzee verify` checks after the end time)
-            until_close = (record.meta.closes_ms - now) // 1000 + self.settings.retention_seconds
-            ttl = max(ttl, until_close)
         transition = Transition(
             expected_version=cached.version,
             record=record_format.encode_record(record),
@@ -261,7 +254,7 @@ class GameService:
             room_id, cached.record, record, events, ttl, now, created=cached.version == 0
         )
         if record.meta.tournament:  # (no coroutine for the other rooms' commits)
-            await self._tell_score(room_id, cached.record, record)
+            await self._tell_entry(room_id, record, reply.last_seq)
         just_finished = finished and cached.record.game.phase != game.Phase.FINISHED
         if just_finished:
             try:
@@ -270,48 +263,22 @@ class GameService:
                 log.warning("room %s: not marked for the archive: %s", room_id, exc)
         return Attempt(Outcome(reply.last_seq, change.result, record=record), None)
 
-    async def _tell_score(
-        self, room_id: str, before: room.RoomRecord, after: room.RoomRecord
-    ) -> None:
-        if not after.meta.tournament or self.scores is None or not after.game.players:
+    async def _tell_entry(self, room_id: str, record: room.RoomRecord, last_seq: int) -> None:
+        tournament = record.meta.tournament
+        if self.entry_commits is None:
             return
-        total = _entry_total(after)
-        if total == _entry_total(before):
-            return
-        try:
-            await self.scores(after.meta.tournament, room_id, total)
+        try:  # the clock after the commit: an event is never dated before it was written
+            await self.entry_commits(
+                tournament, room_id, _entry_total(record), last_seq, self.clock()
+            )
         except redis.exceptions.RedisError as exc:  # the close recomputes every total
-            log.warning("tournament %s: standings not updated: %s", after.meta.tournament, exc)
-
-    # -- steps shared by the commands ----------------------------------------------------------
+            log.warning("tournament %s: entry %s not recorded: %s", tournament, room_id, exc)
 
     def apply(
         self, room_id: str, record: room.RoomRecord, commands: Sequence[game.Command]
     ) -> tuple[room.RoomRecord, list[Occurred]]:
-        """Apply engine commands (dice drawn here), finishing any roll-off; the record and what
-        happened. The turn timer restarts when a turn began. In an ``auto_start`` room the
-        command that takes the last seat also starts the game (as the host)."""
-        state = record.game
-        events: list[Occurred] = []
-        turn_began = False
-        draw = Draws(record, self.dice)
-        commands = list(commands)
-        while commands:
-            command = commands.pop(0)
-            state, new = game.apply(state, steps.with_dice(state, command, draw))
-            events += occurred(new, state)
-            turn_began |= any(isinstance(e, game.TurnChanged | game.GameStarted) for e in new)
-            while state.phase == game.Phase.ROLL_OFF:
-                faces = {player: draw(5) for player in state.contenders}
-                state, new = game.apply(state, game.RollOff(faces))
-                events += occurred(new, state)
-                turn_began |= any(isinstance(e, game.TurnChanged) for e in new)
-            if not commands and steps.starts_by_itself(record, state):
-                assert state.host is not None
-                commands.append(game.Start(state.host))
-        state, events = steps.computers_leave_alone(state, events)
-        record = record.replace(draws=draw.count)
-        return room.after_game(record, state, turn_began, self.clock()), events
+        """Apply engine commands (dice drawn here): :func:`steps.apply_commands`."""
+        return steps.apply_commands(record, commands, self.dice, self.clock())
 
     # -- rooms --------------------------------------------------------------------------------
 
@@ -340,37 +307,23 @@ class GameService:
         protocol bounds it); not together with a ``turn_seconds`` timer. ``tournament`` (id,
         seed hex, end time in Unix ms) makes the room an entry of that tournament: duplicate
         dice from its seed, no play after its end."""
-        if correspondence_seconds is not None:
-            if turn_seconds:
-                raise ServiceError(
-                    ErrorCode.INVALID_FIELD, "a correspondence room has no turn_seconds timer"
-                )
-            turn_seconds = correspondence_seconds
-        elif not 0 <= turn_seconds <= self.settings.max_turn_seconds:
-            raise ServiceError(
-                "unsupported", f"turn_seconds must be 0..{self.settings.max_turn_seconds} here"
-            )
         if rated and computers:
-            raise _no_computers()
-        state = game.new_game(options, seats)  # raises GameError on bad seats/options
-        if not public and invite is None:
-            invite = steps.new_invite()
-        record = room.new_record(
-            state,
+            raise steps.no_computers()
+        record, invite = steps.new_room_record(
+            self.settings,
+            self.clock(),
+            options=options,
+            seats=seats,
             public=public,
-            invite_hash=room.hash_secret(invite) if invite else None,
             turn_seconds=turn_seconds,
-            now=self.clock(),
-            dice_seed=tournament[1] if tournament else (dice_seed or new_seed()),
+            invite=invite,
             hints=hints,
-            computer_delay_ms=(
-                self.settings.computer_delay_ms if computer_delay_ms is None else computer_delay_ms
-            ),
+            computer_delay_ms=computer_delay_ms,
             auto_start=auto_start,
-            correspondence=correspondence_seconds is not None,
+            correspondence_seconds=correspondence_seconds,
+            dice_seed=dice_seed,
             rated=rated,
-            tournament=tournament[0] if tournament else "",
-            closes_ms=tournament[2] if tournament else None,
+            tournament=tournament,
         )
         empty = Cached(0, 0, record)
         for _ in range(10):
@@ -396,7 +349,7 @@ class GameService:
         """The change that seats a computer player of ``level`` (its events after those of
         ``so_far``); the result names its player id and seat."""
         if record.meta.rated:
-            raise _no_computers()
+            raise steps.no_computers()
         player = "c" + secrets.token_hex(6)
         name = computers.pick_name(record.game, name)
         record, events = self.apply(room_id, record, [game.Join(player, name, computer=level)])
@@ -443,9 +396,3 @@ class GameService:
             return Change(record, events)
 
         return await self.transact(room_id, step, cache_key)
-
-
-def _no_computers() -> ServiceError:
-    """A computer may not sit in a rated room: it has no rating and would make the result
-    ratings measure the computer's level (README "Ratings")."""
-    return ServiceError(ErrorCode.RATED_NO_COMPUTERS, "computers cannot sit in a rated room")

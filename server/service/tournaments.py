@@ -10,7 +10,10 @@ records the entry; the room starts by itself and is played over the WebSocket li
 
 Nothing leaks future dice before the close: the entry has no hints, its ``game_over`` does not
 reveal the seed, its room is private (the invite codes are shown after the close), the
-reference line of the optimal player is computed and shown only after the close.
+reference line of the optimal player is computed and shown only after the close. A tournament
+with a watch delay shows its entries' events that old while open
+(:mod:`server.service.tournament_watch`); the request parsing is
+:mod:`server.service.tournament_spec`.
 
 The close (``close_due``, run by every process's loop, written once thanks to
 ``closed_at IS NULL``) reads every entry's room, computes its accuracy against optimal play and
@@ -33,7 +36,6 @@ import msgspec
 
 import protocol.messages as pm
 from protocol import duplicate, fairdice
-from protocol.types import Toggle
 from server import game
 from server.boundary import translate
 from server.domain import record_format, room
@@ -41,6 +43,8 @@ from server.service import steps
 from server.service.outcomes import Seated
 from server.service.rooms import GameService
 from server.service.seats import Seats
+from server.service.tournament_spec import Spec, TournamentError, at, ms
+from server.service.tournament_watch import WatchPage, watch_page
 from server.settings import Settings
 from server.solver import computer_player
 from server.solver.duplicate import total_on_dice
@@ -55,25 +59,12 @@ from server.storage.tournaments import (
 )
 from server.strategy import computers
 
-__all__ = ["Entered", "TournamentError", "Tournaments"]
+__all__ = ["Entered", "TournamentError", "Tournaments", "WatchPage"]
 
 log = logging.getLogger("yahtzee.tournaments")
 
-MAX_DAYS = 30
-"""Longest tournament."""
-MAX_ATTEMPTS = 10
 LISTING_LIMIT = 100
 DAILY_NAME = "Daily duplicate"
-
-
-class TournamentError(Exception):
-    """A refused tournament request: a protocol error code and its HTTP status."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,75 +81,6 @@ Analyse = Callable[[room.RoomRecord, list[bytes]], Awaitable[Mapping[str, float]
 """A finished room's record and log -> each player's share of optimal decisions."""
 Reference = Callable[[game.RuleOptions], Awaitable[ComputerPlayer | None]]
 """The optimal computer player of a rule set (``None`` while its table is not loaded)."""
-
-
-def _ms(moment: dt.datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def _at(ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
-
-
-def _field(body: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
-    value = body.get(name, default)
-    if value is None and default is None:
-        return None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TournamentError("invalid_field", f"{name}: expected {kind.__name__}")
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class Spec:
-    """A tournament as ``POST /tournaments`` asks for it (checked)."""
-
-    name: str
-    options: pm.RoomOptions
-    starts_ms: int
-    ends_ms: int
-    entry_limit: int | None
-    public: bool
-    attempts: int
-    rated: bool
-
-    @classmethod
-    def parse(cls, body: Mapping[str, Any], now: int) -> Spec:
-        """The spec of a request body, or ``TournamentError`` naming the bad field."""
-        name = _field(body, "name", str, "Tournament").strip()
-        if not 1 <= len(name) <= 40:
-            raise TournamentError("out_of_range", "name: 1..40 characters")
-        try:
-            options = msgspec.convert(body.get("options") or {}, pm.RoomOptions)
-        except msgspec.ValidationError as exc:
-            raise TournamentError("invalid_field", f"options: {exc}") from None
-        if options.bonus_turn is Toggle.ON:
-            # turn t of the dice indexing counts filled boxes: a bonus turn fills none
-            raise TournamentError("invalid_field", "options: bonus_turn is off in tournaments")
-        starts = _field(body, "starts_ms", int, now)
-        ends = _field(body, "ends_ms", int, None)
-        if ends is None:
-            raise TournamentError("missing_field", "ends_ms: the end time (Unix ms)")
-        if not starts < ends <= starts + MAX_DAYS * 86_400_000 or ends <= now:
-            raise TournamentError(
-                "out_of_range", f"ends_ms: after starts_ms and now, within {MAX_DAYS} days"
-            )
-        limit = _field(body, "entry_limit", int, None)
-        if limit is not None and limit < 1:
-            raise TournamentError("out_of_range", "entry_limit: at least 1 (null: no limit)")
-        attempts = _field(body, "attempts", int, 1)
-        if not 1 <= attempts <= MAX_ATTEMPTS:
-            raise TournamentError("out_of_range", f"attempts: 1..{MAX_ATTEMPTS}")
-        return cls(
-            name=name,
-            options=options,
-            starts_ms=starts,
-            ends_ms=ends,
-            entry_limit=limit,
-            public=_field(body, "public", bool, True),
-            attempts=attempts,
-            rated=_field(body, "rated", bool, False),
-        )
 
 
 class Tournaments:
@@ -204,15 +126,15 @@ class Tournaments:
         self, body: Mapping[str, Any], created_by: str | None, *, daily_of: dt.date | None = None
     ) -> tuple[TournamentRow, str | None]:
         """A new tournament and, for an invite-only one, its invite code (shown this once)."""
-        spec = Spec.parse(body, self.now())
+        spec = Spec.parse(body, self.now(), self.settings.tournament_watch_delay_seconds)
         seed = fairdice.new_server_seed()
         invite = None if spec.public else steps.new_invite()
         row = TournamentRow(
             id="t" + steps.new_room_id(),
             name=spec.name,
             options=msgspec.to_builtins(spec.options),
-            starts_at=_at(spec.starts_ms),
-            ends_at=_at(spec.ends_ms),
+            starts_at=at(spec.starts_ms),
+            ends_at=at(spec.ends_ms),
             entry_limit=spec.entry_limit,
             public=spec.public,
             invite_hash=room.hash_secret(invite) if invite else None,
@@ -222,6 +144,7 @@ class Tournaments:
             commitment=fairdice.commitment(seed),
             created_by=created_by,
             daily_of=daily_of,
+            watch_delay_seconds=spec.watch_delay_seconds,
         )
         made = await self.repo.create(row)
         return made, invite if made is row else None
@@ -236,20 +159,20 @@ class Tournaments:
 
     async def listing(self) -> list[TournamentRow]:
         """Public tournaments not ended for more than a day, soonest end first."""
-        since = _at(self.now() - 86_400_000)
+        since = at(self.now() - 86_400_000)
         return [t for t in await self.repo.listing(since, LISTING_LIMIT) if t.public]
 
     def view(self, t: TournamentRow) -> dict[str, Any]:
         """The tournament as the HTTP API shows it: the seed only once it is over."""
         now = self.now()
-        over = now >= _ms(t.ends_at)
-        status = "closed" if over else ("open" if now >= _ms(t.starts_at) else "upcoming")
+        over = now >= ms(t.ends_at)
+        status = "closed" if over else ("open" if now >= ms(t.starts_at) else "upcoming")
         return {
             "tournament": t.id,
             "name": t.name,
             "options": dict(t.options),
-            "starts_ms": _ms(t.starts_at),
-            "ends_ms": _ms(t.ends_at),
+            "starts_ms": ms(t.starts_at),
+            "ends_ms": ms(t.ends_at),
             "status": status,
             "entry_limit": t.entry_limit,
             "entries": t.entries,
@@ -257,6 +180,7 @@ class Tournaments:
             "attempts": t.attempts,
             "rated": t.rated,
             "daily": t.daily_of is not None,
+            "watch_delay_seconds": t.watch_delay_seconds,
             "dice_commitment": t.commitment,
             "seed": t.seed if over else None,
             "optimal_score": t.optimal_score if over else None,
@@ -270,9 +194,9 @@ class Tournaments:
         """A new entry for ``identity`` (see the module docstring)."""
         t = await self.get(tournament_id, invite)
         now = self.now()
-        if now < _ms(t.starts_at):
+        if now < ms(t.starts_at):
             raise TournamentError("tournament_not_started", "the tournament has not started", 409)
-        if now >= _ms(t.ends_at):
+        if now >= ms(t.ends_at):
             raise TournamentError("tournament_closed", "the tournament is over", 409)
         if await self.repo.attempts_of(t.id, identity) >= t.attempts:
             raise TournamentError("already_entered", "you used every attempt", 409)
@@ -288,7 +212,7 @@ class Tournaments:
             hints=False,  # the advisor would play for the entrant
             computer_delay_ms=0,
             auto_start=True,
-            tournament=(t.id, t.seed, _ms(t.ends_at)),
+            tournament=(t.id, t.seed, ms(t.ends_at)),
         )
         outcome = await self.seats.join(created.room, name, code, present=False, identity=identity)
         seated = outcome.result
@@ -304,10 +228,13 @@ class Tournaments:
 
     # -- standings ----------------------------------------------------------------------------
 
-    async def on_score(self, tournament_id: str, room_id: str, total: int) -> None:
-        """An entry's total changed (told by the service right after its commit)."""
+    async def on_commit(
+        self, tournament_id: str, room_id: str, total: int, last_seq: int, now: int
+    ) -> None:
+        """An entry committed events up to ``last_seq`` at ``now`` and its total is ``total``
+        (told by the service right after each commit)."""
         started = asyncio.get_running_loop().time()
-        await self.standings.score(tournament_id, room_id, total)
+        await self.standings.committed(tournament_id, room_id, total, last_seq, now)
         if len(self.update_seconds) < 100_000:
             self.update_seconds.append(asyncio.get_running_loop().time() - started)
 
@@ -317,7 +244,7 @@ class Tournaments:
         """The leaderboard: live from Redis while open; archived (with the entries' rooms,
         invite codes, accuracy and the optimal reference) once closed."""
         t = await self.get(tournament_id, invite)
-        over = self.now() >= _ms(t.ends_at)
+        over = self.now() >= ms(t.ends_at)
         rows: list[dict[str, Any]] = []
         if over and t.closed_at is not None:
             for e in (await self.repo.entries(t.id))[:limit]:
@@ -338,7 +265,7 @@ class Tournaments:
             board.sort(key=lambda row: (-row[2], row[1], row[0]))
             for place, (room_id, name, score) in enumerate(board, start=1):
                 row: dict[str, Any] = {"place": place, "name": name, "score": score}
-                if over:
+                if over or t.watch_delay_seconds is not None:  # watched late (13.23)
                     row["room"] = room_id
                 rows.append(row)
         return {
@@ -349,12 +276,28 @@ class Tournaments:
             "entries": rows,
         }
 
+    async def watch(
+        self, tournament_id: str, room_id: str, invite: str | None, after: int, limit: int
+    ) -> WatchPage:
+        """An entry's events that may be shown now (:mod:`server.service.tournament_watch`)."""
+        t = await self.get(tournament_id, invite)
+        return await watch_page(
+            t,
+            room_id,
+            after,
+            limit,
+            now=self.now(),
+            repo=self.repo,
+            standings=self.standings,
+            store=self.service.store,
+        )
+
     # -- the close and the daily tournament -----------------------------------------------------
 
     async def close_due(self) -> int:
         """Archive the results of every tournament past its end (once); how many closed."""
         done = 0
-        for t in await self.repo.due_for_close(_at(self.now())):
+        for t in await self.repo.due_for_close(at(self.now())):
             results = await self._results(t)
             optimal = await self._optimal(t)
             if await self.repo.close(t.id, optimal, results):
@@ -400,15 +343,15 @@ class Tournaments:
     async def ensure_daily(self) -> TournamentRow:
         """Today's (UTC) daily tournament, created if no process made it yet."""
         now = self.now()
-        day = _at(now).date()
+        day = at(now).date()
         existing = await self.repo.daily(day)
         if existing is not None:
             return existing
         midnight = dt.datetime.combine(day, dt.time(), dt.UTC)
         body = {
             "name": f"{DAILY_NAME} {day.isoformat()}",
-            "starts_ms": _ms(midnight),
-            "ends_ms": _ms(midnight + dt.timedelta(days=1)),
+            "starts_ms": ms(midnight),
+            "ends_ms": ms(midnight + dt.timedelta(days=1)),
         }
         made, _ = await self.create(body, None, daily_of=day)
         return made

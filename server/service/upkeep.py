@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 
 from server import game
-from server.domain import room
+from server.domain import deadlines, room
 from server.domain.events import Occurred, occurred
 from server.service.outcomes import Cached, Change
 from server.service.rooms import GameService
@@ -106,7 +106,7 @@ class Upkeep:
             if not (turn_due or absent_due or computer_due):
                 return None
             state = record.game
-            computer = room.computer_on_turn(state)
+            computer = deadlines.computer_on_turn(state)
             if computer_due and computer is not None and not turn_due:
                 change = self._computer_moves(room_id, record, *computer, now)
                 acted = bool(change.events)
@@ -135,7 +135,7 @@ class Upkeep:
         if acted:
             service.metrics.timer_fired.inc()
         elif outcome.record is not None:  # not due (yet): the hint follows the record
-            await self.store.set_deadline(room_id, room.wake_at(outcome.record))
+            await self.store.set_deadline(room_id, deadlines.wake_at(outcome.record))
         return acted
 
     def _computer_moves(
@@ -148,7 +148,7 @@ class Upkeep:
             return Change(record.replace(computer_ms=now + TABLE_WAIT_MS))
         show_holds = record.meta.computer_delay_ms > 0
         events: list[Occurred] = []
-        while room.computer_on_turn(record.game) == (player, level):
+        while deadlines.computer_on_turn(record.game) == (player, level):
             luck = computers.luck(record.meta.dice_seed, record.game, player)
             move = computers.next_move(brain, record.game, player, luck, show_holds)
             record, more = self.service.apply(room_id, record, [move])

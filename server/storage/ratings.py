@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
@@ -28,11 +28,16 @@ from server.domain.rating import (
 )
 from server.storage.archived_game import ArchivedGame, ArchivedSeat, to_utc
 from server.storage.postgres import Database
+from server.storage.ratings_queries import (
+    BOARD_QUERIES,
+    BOARDS,
+    GAME_BOARD_QUERY,
+    INSERT_SKILL,
+    Board,
+)
 
 __all__ = ["BOARDS", "FAMILIES", "Board", "BoardRow", "GameRating", "RatingsStore"]
 
-Board = Literal["result", "decision", "best_score"]
-BOARDS: tuple[Board, ...] = ("result", "decision", "best_score")
 FAMILIES = ("yahtzee", "yatzy")
 
 
@@ -206,7 +211,7 @@ class RatingsStore:
             )
         async with conn.cursor() as cur:
             if rows:
-                await cur.executemany(_INSERT_SKILL, rows)
+                await cur.executemany(INSERT_SKILL, rows)
             if moved:
                 await cur.executemany(
                     "UPDATE ratings SET mu = %s, sigma = %s, games = %s, updated_at = %s"
@@ -268,7 +273,7 @@ class RatingsStore:
         """What one archived game puts on each leaderboard (the values after it)."""
         async with self.db.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
-            await cur.execute(_GAME_BOARD_QUERY, {"game": game_id})
+            await cur.execute(GAME_BOARD_QUERY, {"game": game_id})
             rows = await cur.fetchall()
         out: dict[Board, list[BoardRow]] = {board: [] for board in BOARDS}
         for r in rows:
@@ -286,68 +291,12 @@ class RatingsStore:
         since = since or to_utc(0)
         async with self.db.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
-            await cur.execute(_BOARD_QUERIES[board], {"family": family, "since": since})
+            await cur.execute(BOARD_QUERIES[board], {"family": family, "since": since})
             rows = await cur.fetchall()
         return [
             BoardRow(r["identity_id"], r["name"], float(r["value"]), bool(r["provisional"]))
             for r in rows
         ]
-
-
-_GAME_BOARD_QUERY = f"""
-SELECT 'result' AS board, s.identity_id, i.display_name AS name, s.rating_after AS value,
-       s.sigma_after > {PROVISIONAL_SIGMA} AS provisional
-  FROM game_skill s JOIN identities i ON i.id = s.identity_id
- WHERE s.game_id = %(game)s AND s.rating_after IS NOT NULL
-UNION ALL
-SELECT 'decision', s.identity_id, i.display_name, s.decision_after,
-       s.decision_games < {DECISION_PROVISIONAL_GAMES}
-  FROM game_skill s JOIN identities i ON i.id = s.identity_id
- WHERE s.game_id = %(game)s AND s.decision_after IS NOT NULL
-UNION ALL
-SELECT 'best_score', gp.identity_id, i.display_name, gp.total, false
-  FROM game_players gp JOIN games g ON g.id = gp.game_id
-  JOIN identities i ON i.id = gp.identity_id
- WHERE gp.game_id = %(game)s AND g.outcome = 'finished' AND g.public AND NOT gp.forfeited
-"""
-
-_INSERT_SKILL = """
-INSERT INTO game_skill (game_id, seat, identity_id, computer, family, decisions, total_loss,
-                        expected_start, final, luck, accuracy, performance, decision_after,
-                        decision_games, rating_before, rating_after, sigma_after, finished_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
-
-_BOARD_QUERIES: dict[Board, str] = {
-    "result": f"""
-        SELECT DISTINCT ON (s.identity_id) s.identity_id, i.display_name AS name,
-               s.rating_after AS value, s.sigma_after > {PROVISIONAL_SIGMA} AS provisional
-          FROM game_skill s JOIN identities i ON i.id = s.identity_id
-          JOIN games g ON g.id = s.game_id
-         WHERE s.family = %(family)s AND s.finished_at >= %(since)s
-           AND s.rating_after IS NOT NULL
-         ORDER BY s.identity_id, g.archived_at DESC, s.game_id DESC
-    """,
-    "decision": f"""
-        SELECT DISTINCT ON (s.identity_id) s.identity_id, i.display_name AS name,
-               s.decision_after AS value,
-               s.decision_games < {DECISION_PROVISIONAL_GAMES} AS provisional
-          FROM game_skill s JOIN identities i ON i.id = s.identity_id
-          JOIN games g ON g.id = s.game_id
-         WHERE s.family = %(family)s AND s.finished_at >= %(since)s
-           AND s.decision_after IS NOT NULL
-         ORDER BY s.identity_id, g.archived_at DESC, s.game_id DESC
-    """,
-    "best_score": """
-        SELECT gp.identity_id, i.display_name AS name, max(gp.total) AS value,
-               false AS provisional
-          FROM game_players gp JOIN games g ON g.id = gp.game_id
-          JOIN identities i ON i.id = gp.identity_id
-         WHERE g.options ->> 'rules' = %(family)s AND gp.finished_at >= %(since)s
-           AND g.outcome = 'finished' AND g.public AND NOT gp.forfeited
-         GROUP BY gp.identity_id, i.display_name
-    """,
-}
 
 
 def _rated_seats(item: ArchivedGame) -> list[ArchivedSeat]:

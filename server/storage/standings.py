@@ -2,10 +2,14 @@
 
     <prefix>{t:<id>}:standings   zset   entry room id -> the entry's current total
     <prefix>{t:<id>}:names       hash   entry room id -> the entrant's display name
+    <prefix>{t:<id>}:commits:<room>  zset   last seq of a commit -> when it was committed (ms)
 
-The commit that writes a score in an entry updates its total (one ``ZADD``, no database);
-readers page through the sorted set, best first. It is a cache of the entries' rooms: the
-tournament's close recomputes every total from the rooms and archives them in PostgreSQL.
+Every commit of an entry updates its total and records when its events were committed (one
+transaction, no database); readers page through the sorted set, best first. The totals are a
+cache of the entries' rooms: the tournament's close recomputes them from the rooms and archives
+them in PostgreSQL. The commit times say which of an entry's events are old enough to watch
+(SPEC.md 13.23); a commit whose time was not recorded hides its events until a later recorded
+commit covers them, so a lost write shows less, never more.
 """
 
 from __future__ import annotations
@@ -41,10 +45,27 @@ class Standings:
         pipe.expire(names, KEEP_SECONDS)
         await pipe.execute()
 
-    async def score(self, tournament_id: str, room_id: str, total: int) -> None:
-        """The entry's total is now ``total``."""
+    def _commits(self, tournament_id: str, room_id: str) -> str:
+        return f"{self.prefix}{{t:{tournament_id}}}:commits:{room_id}"
+
+    async def committed(
+        self, tournament_id: str, room_id: str, total: int, last_seq: int, at_ms: int
+    ) -> None:
+        """The entry committed events up to ``last_seq`` at ``at_ms``; its total is ``total``."""
         board, _ = self._keys(tournament_id)
-        await self.redis.zadd(board, {room_id: total}, xx=True)
+        commits = self._commits(tournament_id, room_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.zadd(board, {room_id: total}, xx=True)
+        pipe.zadd(commits, {str(last_seq): at_ms})
+        pipe.expire(commits, KEEP_SECONDS)
+        await pipe.execute()
+
+    async def committed_by(self, tournament_id: str, room_id: str, at_ms: int) -> int:
+        """The last seq of the entry's latest commit recorded at or before ``at_ms`` (0: none):
+        every event up to it was committed by then."""
+        commits = self._commits(tournament_id, room_id)
+        found = await self.redis.zrevrangebyscore(commits, at_ms, "-inf", start=0, num=1)
+        return int(found[0]) if found else 0
 
     async def top(self, tournament_id: str, limit: int) -> list[tuple[str, str, int]]:
         """The best ``limit`` entries: (room id, name, total), best first (ties: room id)."""

@@ -49,6 +49,8 @@ class TournamentRow:
     commitment: str
     created_by: str | None
     daily_of: dt.date | None
+    #: seconds before anyone may watch an entry's events while open (None: after the end only)
+    watch_delay_seconds: int | None = None
     closed_at: dt.datetime | None = None
     optimal_score: int | None = None
     entries: int = 0
@@ -92,7 +94,7 @@ class EntryRefusedError(Exception):
 
 _COLUMNS = (
     "id, name, options, starts_at, ends_at, entry_limit, public, invite_hash, attempts, rated,"
-    " seed, commitment, created_by, daily_of, closed_at, optimal_score"
+    " seed, commitment, created_by, daily_of, watch_delay_seconds, closed_at, optimal_score"
 )
 _WITH_COUNT = (
     f"SELECT {', '.join('t.' + c.strip() for c in _COLUMNS.split(','))},"
@@ -117,12 +119,12 @@ class TournamentRepository:
         async with self.db.connection() as conn:
             cur = await conn.execute(
                 f"INSERT INTO tournaments ({_COLUMNS}) VALUES"
-                " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL)"
+                " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL)"
                 " ON CONFLICT (daily_of) DO NOTHING RETURNING id",
                 (
                     t.id, t.name, Jsonb(dict(t.options)), t.starts_at, t.ends_at, t.entry_limit,
                     t.public, t.invite_hash, t.attempts, t.rated, t.seed, t.commitment,
-                    t.created_by, t.daily_of,
+                    t.created_by, t.daily_of, t.watch_delay_seconds,
                 ),
             )  # fmt: skip
             made = await cur.fetchone()
@@ -210,6 +212,15 @@ class TournamentRepository:
             t.id, entry.identity_id, mine + 1, entry.room_id, entry.invite, entry.player_id,
             entry.name,
         )  # fmt: skip
+
+    async def is_entry(self, tournament_id: str, room_id: str) -> bool:
+        """Whether ``room_id`` is the room of an entry of the tournament."""
+        async with self.db.connection() as conn:
+            cur = await conn.execute(
+                "SELECT 1 FROM tournament_entries WHERE tournament_id = %s AND room_id = %s",
+                (tournament_id, room_id),
+            )
+            return await cur.fetchone() is not None
 
     async def entries(self, tournament_id: str) -> list[EntryRow]:
         async with self.db.connection() as conn:

@@ -16,13 +16,11 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 import protocol.messages as pm
-from protocol.errors import ErrorCode, make_error
-from protocol.types import Level
+from protocol.errors import ErrorCode
 from server import game
 from server.boundary import translate, views
 from server.domain import room, roomlist
 from server.domain.refusals import RefusalError
-from server.service.identities import IdentityError
 from server.service.outcomes import (
     Outcome,
     RematchMade,
@@ -30,13 +28,22 @@ from server.service.outcomes import (
     ServiceError,
     UnavailableError,
 )
-from server.service.quickplay import Matched, News, Status
 from server.storage.redis_store import TRANSIENT_ERRORS
 from server.strategy import computers
 from server.transport.connection import TokenBucket
 from server.transport.context import Context, Handled, Member
 from server.transport.listing import public_rooms
 from server.transport.membership import attach, committed
+from server.transport.quickplay_commands import cancel_quick_play, quick_play
+from server.transport.replies import (
+    ack,
+    check_invite,
+    error,
+    remembered,
+    require_free,
+    require_player,
+    room_seq,
+)
 
 __all__ = ["Context", "Handled", "Member", "handle"]
 
@@ -54,51 +61,13 @@ async def handle(ctx: Context, command: pm.ClientMessage) -> Handled:
     try:
         return await _HANDLERS[type(command)](ctx, command)
     except room.SeatTakenError as exc:  # another connection took the seat back
-        return Handled(_error(ctx, exc.code, command.id, str(exc)), leave=True, close=1000)
+        return Handled(error(ctx, exc.code, command.id, str(exc)), leave=True, close=1000)
     except RefusalError as exc:
-        return Handled(_error(ctx, exc.code, command.id, exc.message))
+        return Handled(error(ctx, exc.code, command.id, exc.message))
     except game.GameError as exc:
-        return Handled(_error(ctx, translate.error_code(exc.code), command.id, str(exc)))
+        return Handled(error(ctx, translate.error_code(exc.code), command.id, str(exc)))
     except TRANSIENT_ERRORS as exc:
-        return Handled(_error(ctx, "unavailable", command.id, UnavailableError(str(exc)).message))
-
-
-def _error(ctx: Context, code: str, command_id: str | None, message: str) -> pm.Error:
-    return make_error(code, command_id, seq=room_seq(ctx), message=message)
-
-
-def room_seq(ctx: Context) -> int | None:
-    """The seq of the connection's room as this process last saw it (no round trip)."""
-    if ctx.member is None:
-        return None
-    cached = ctx.rooms.cached(ctx.member.room)
-    return cached.seq if cached is not None else ctx.member.subscription.cursor
-
-
-def _ack(ctx: Context, command: pm.ClientMessage, result: pm.AckResult | None = None,
-         seq: int | None = None) -> Handled:  # fmt: skip
-    return Handled(pm.make_ack(command, result, seq=seq if seq is not None else room_seq(ctx)))
-
-
-def _require_free(ctx: Context) -> None:
-    if ctx.member is not None:
-        raise ServiceError(ErrorCode.ALREADY_IN_ROOM, "leave this room first")
-
-
-def _require_player(ctx: Context) -> tuple[str, str]:
-    member = ctx.member
-    if member is None:
-        raise ServiceError(ErrorCode.NOT_IN_ROOM, "join or spectate a room first")
-    if member.role != "player" or member.player is None:
-        raise ServiceError(ErrorCode.SPECTATOR_CANNOT_ACT, "spectators can only watch")
-    return member.room, member.player
-
-
-def _check_invite(record: room.RoomRecord, invite: str | None) -> None:
-    if not room.invite_matches(record, invite):
-        raise ServiceError(
-            ErrorCode.INVITE_REQUIRED, "this room is private: a valid invite is needed"
-        )
+        return Handled(error(ctx, "unavailable", command.id, UnavailableError(str(exc)).message))
 
 
 # -- lobby ----------------------------------------------------------------------------------------
@@ -109,25 +78,9 @@ async def _hello(ctx: Context, command: pm.ClientMessage) -> Handled:
     if not isinstance(command.player_token, msgspec.UnsetType):
         ctx.credential, ctx.identity, ctx.identity_name = command.player_token, None, None
     if ctx.credential is None:
-        return _ack(ctx, command)
-    who = await _remembered(ctx)
-    return _ack(ctx, command, pm.HelloResult(player=who if who is not None else msgspec.UNSET))
-
-
-async def _remembered(ctx: Context) -> pm.RememberedPlayer | None:
-    """The remembered player of the connection's credential (v1.3), resolved once; refused
-    credentials raise their typed error. None without a credential."""
-    if ctx.credential is None:
-        return None
-    players = ctx.rt.players
-    if players is None:
-        raise ServiceError("unsupported", "this server keeps no players (no database)")
-    try:
-        identity = await players.identity_of(ctx.credential)
-    except IdentityError as exc:
-        raise ServiceError(exc.code, exc.message) from None
-    ctx.identity, ctx.identity_name = identity.id, identity.name
-    return pm.RememberedPlayer(player=identity.id, name=identity.name)
+        return ack(ctx, command)
+    who = await remembered(ctx)
+    return ack(ctx, command, pm.HelloResult(player=who if who is not None else msgspec.UNSET))
 
 
 async def _ping(ctx: Context, command: pm.ClientMessage) -> Handled:
@@ -136,16 +89,16 @@ async def _ping(ctx: Context, command: pm.ClientMessage) -> Handled:
 
 async def _list_rooms(ctx: Context, command: pm.ClientMessage) -> Handled:
     rooms = await public_rooms(ctx.rt, 100)
-    return _ack(ctx, command, pm.ListRoomsResult(rooms=tuple(rooms)))
+    return ack(ctx, command, pm.ListRoomsResult(rooms=tuple(rooms)))
 
 
 async def _get_room(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.GetRoom)
     current = await ctx.rooms.view(command.room)
-    _check_invite(current.record, command.invite_code)
+    check_invite(current.record, command.invite_code)
     grace = ctx.rt.settings.absent_turn_seconds
     summary = views.room_summary(roomlist.summary(command.room, current.record, grace))
-    return _ack(ctx, command, pm.GetRoomResult(room=summary))
+    return ack(ctx, command, pm.GetRoomResult(room=summary))
 
 
 def _creation_allowed(ctx: Context) -> bool:
@@ -172,13 +125,13 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         if earlier is not None:
             room_id, invite = json.loads(earlier)
             if await ctx.rooms.exists(room_id):
-                return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
+                return ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
     if not _creation_allowed(ctx):
         raise ServiceError(ErrorCode.RATE_LIMITED, "room creation quota used up: wait a minute")
     options = translate.engine_options(command.options)
     if command.rated:
         if ctx.credential is not None and ctx.identity is None:
-            await _remembered(ctx)
+            await remembered(ctx)
         if ctx.identity is None:
             raise ServiceError(
                 ErrorCode.IDENTITY_REQUIRED, "a rated room is created by a remembered player"
@@ -203,7 +156,7 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
         ),
         rated=command.rated,
     )
-    return _ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
+    return ack(ctx, command, pm.CreateRoomResult(room=room_id, invite_code=invite))
 
 
 # -- entering and leaving a room ----------------------------------------------------------------
@@ -211,9 +164,9 @@ async def _create_room(ctx: Context, command: pm.ClientMessage) -> Handled:
 
 async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Join)
-    _require_free(ctx)
+    require_free(ctx)
     if ctx.credential is not None and ctx.identity is None:
-        await _remembered(ctx)
+        await remembered(ctx)
     out = await ctx.rooms.join(
         command.room,
         command.name,
@@ -240,7 +193,7 @@ def _seated(out: Outcome) -> Seated:
 
 async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Rejoin)
-    _require_free(ctx)
+    require_free(ctx)
     player = await ctx.rooms.authenticate(command.room, command.token)
     out, previous = await ctx.rooms.claim_seat(command.room, player, ctx.conn_id)
     at = await committed(ctx, command.room, out.seq, out.record)
@@ -254,9 +207,9 @@ async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
 
 async def _spectate(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Spectate)
-    _require_free(ctx)
+    require_free(ctx)
     at = await ctx.rooms.view(command.room)
-    _check_invite(at.record, command.invite_code)
+    check_invite(at.record, command.invite_code)
     # counted before subscribing: a failure here leaves no subscription behind (a lease without
     # a connection is swept)
     await ctx.rooms.spectator_joined(command.room, ctx.conn_id, ctx.rt.spectator_lease_ms)
@@ -282,7 +235,7 @@ async def _leave(ctx: Context, command: pm.ClientMessage) -> Handled:
 
 async def _add_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.AddComputer)
-    room_id, player = _require_player(ctx)
+    room_id, player = require_player(ctx)
     out = await ctx.rooms.add_computer(
         room_id, player, command.level.value, command.name, ctx.conn_id, f"{player}:{command.id}"
     )
@@ -295,7 +248,7 @@ async def _add_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
 
 async def _remove_computer(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.RemoveComputer)
-    room_id, player = _require_player(ctx)
+    room_id, player = require_player(ctx)
     out = await ctx.rooms.remove_computer(
         room_id, player, command.player, ctx.conn_id, f"{player}:{command.id}"
     )
@@ -324,15 +277,15 @@ async def _hint(ctx: Context, command: pm.ClientMessage) -> Handled:
         )
     advice = computers.hint(table, record.game)
     assert advice is not None  # a turn is in progress
-    return _ack(ctx, command, views.hint_result(advice), seq=current.seq)
+    return ack(ctx, command, views.hint_result(advice), seq=current.seq)
 
 
 async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     """A rematch of the finished game: the rematch room (created by the first offer) and the
     sender's seat there; the connection stays where it is (SPEC 6.19)."""
-    room_id, player = _require_player(ctx)
+    room_id, player = require_player(ctx)
     if ctx.credential is not None and ctx.identity is None:
-        await _remembered(ctx)
+        await remembered(ctx)
     # the rematch seat belongs to the same remembered player (its game is archived as theirs)
     out = await ctx.rooms.offer_rematch(room_id, player, ctx.conn_id, ctx.identity)
     cached = ctx.rooms.cached(room_id)
@@ -347,69 +300,12 @@ async def _offer_rematch(ctx: Context, command: pm.ClientMessage) -> Handled:
     return Handled(pm.make_ack(command, result, seq=out.seq))
 
 
-# -- quick play ---------------------------------------------------------------------------------
-
-
-async def _quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
-    """Queue the connection's remembered player (SPEC 6.20); news arrive as messages."""
-    assert isinstance(command, pm.QuickPlay)
-    _require_free(ctx)
-    if ctx.credential is None:
-        raise ServiceError(
-            ErrorCode.IDENTITY_REQUIRED, "quick play needs a remembered player: send a player token"
-        )
-    if ctx.identity is None or ctx.identity_name is None:
-        await _remembered(ctx)  # else resolved by `hello` already: no database call
-    assert ctx.identity is not None
-    assert ctx.identity_name is not None
-    send = ctx.send
-    queued = await ctx.rt.quickplay.enqueue(
-        ctx.conn_id, ctx.identity, ctx.identity_name, seats=command.seats,
-        rules=command.rules.value,
-        computers=command.computers, notify=lambda news: send(quick_play_message(news)),
-    )  # fmt: skip
-    result = pm.QuickPlayResult(
-        position=queued.position,
-        window=queued.window,
-        rating=queued.rating,
-        computers_after_ms=queued.computers_after_ms,
-    )
-    return _ack(ctx, command, result)
-
-
-def quick_play_message(news: News) -> pm.QuickPlayStatus | pm.QuickPlayMatched:
-    """The wire message of a quick-play waiter's news."""
-    if isinstance(news, Status):
-        return pm.QuickPlayStatus(
-            position=news.position, waiting=news.waiting, window=news.window,
-            waited_ms=news.waited_ms,
-        )  # fmt: skip
-    assert isinstance(news, Matched)
-    return pm.QuickPlayMatched(
-        room=news.room,
-        invite_code=news.invite,
-        player=news.player,
-        seat=news.seat,
-        token=news.token,
-        opponents=news.opponents,
-        computers=tuple(
-            pm.ComputerSeat(level=Level(level), name=name) for level, name in news.computers
-        ),
-        waited_ms=news.waited_ms,
-    )
-
-
-async def _cancel_quick_play(ctx: Context, command: pm.ClientMessage) -> Handled:
-    await ctx.rt.quickplay.cancel(ctx.conn_id)
-    return _ack(ctx, command)
-
-
 # -- play -----------------------------------------------------------------------------------------
 
 
 async def _play(ctx: Context, command: pm.ClientMessage) -> Handled:
     assert isinstance(command, pm.Start | pm.Roll | pm.Hold | pm.Release | pm.Score | pm.TakeBonus)
-    room_id, player = _require_player(ctx)
+    room_id, player = require_player(ctx)
     out = await ctx.rooms.play(
         room_id, player, command, conn_id=ctx.conn_id, cache_key=f"{player}:{command.id}"
     )
@@ -436,6 +332,6 @@ _HANDLERS: dict[type[pm.ClientMessage], Handler] = {
     pm.RemoveComputer: _remove_computer,
     pm.Hint: _hint,
     pm.OfferRematch: _offer_rematch,
-    pm.QuickPlay: _quick_play,
-    pm.CancelQuickPlay: _cancel_quick_play,
+    pm.QuickPlay: quick_play,
+    pm.CancelQuickPlay: cancel_quick_play,
 }

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import msgspec
 import redis.exceptions
@@ -30,6 +31,7 @@ from server.strategy import computers
 from server.transport.handlers import TABLE_WAIT_SECONDS
 from server.transport.listing import public_rooms
 from server.transport.lobby import Lobby, Watcher
+from server.transport.lobby_turns import follow_turns, stream_identity, turns_reader
 from server.transport.runtime import SERVER_FULL, Runtime
 
 __all__ = [
@@ -132,30 +134,45 @@ async def list_rooms(request: Request) -> Response:
 
 
 class _LobbyStream(StreamingResponse):
-    """One watcher's SSE stream; the watcher is let go however the response ends."""
+    """One watcher's SSE stream; the watcher is let go, and ``beside`` (the task that keeps
+    its ``turns`` events current, if any) ended, however the response ends."""
 
-    def __init__(self, lobby: Lobby, watcher: Watcher, release: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        lobby: Lobby,
+        watcher: Watcher,
+        release: Callable[[], None],
+        beside: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    ) -> None:
         super().__init__(
             lobby.stream(watcher),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
         self._release = release
+        self._beside = beside
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        task = asyncio.create_task(self._beside()) if self._beside is not None else None
         try:
             await super().__call__(scope, receive, send)
         finally:
+            if task is not None:
+                task.cancel()
             self._release()
 
 
 async def lobby_stream(request: Request) -> Response:
     """The public rooms, live (Server-Sent Events): the list at once, then again whenever it
-    changes (at most about once a second), a keep-alive comment every 15 s of silence."""
+    changes (at most about once a second), a keep-alive comment every 15 s of silence. With a
+    player token (Authorization: Bearer) also the player's turn list (``lobby_turns``)."""
     rt = runtime_of(request)
     lobby: Lobby = request.app.state.lobby
     if rt.draining or lobby.closed:
         return _error("unavailable", "the server is shutting down", 503)
+    identity = await stream_identity(request)
+    if isinstance(identity, Response):
+        return identity
     if len(lobby.watchers) >= rt.settings.max_lobby_watchers:
         return _error("rate_limited", "too many lobby watchers on this server", 429)
     address = request.client.host if request.client else ""
@@ -170,7 +187,30 @@ async def lobby_stream(request: Request) -> Response:
         lobby.remove(watcher)
         rt.release(address)
 
-    return _LobbyStream(lobby, watcher, release)
+    beside = _turns_task(rt, watcher, identity) if identity is not None else None
+    return _LobbyStream(lobby, watcher, release, beside)
+
+
+def _turns_task(
+    rt: Runtime, watcher: Watcher, identity: str
+) -> Callable[[], Coroutine[Any, Any, None]] | None:
+    """The task that keeps ``watcher``'s turn list current (None: no correspondence index)."""
+    correspondence = rt.correspondence
+    if correspondence is None:
+        return None
+    read = turns_reader(correspondence, rt.service.clock, identity)
+
+    async def follow() -> None:
+        with correspondence.notices.listen(identity) as wake:
+            await follow_turns(
+                watcher,
+                read,
+                wake,
+                rt.settings.lobby_turns_seconds,
+                on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
+            )
+
+    return follow
 
 
 async def _visible(request: Request) -> Cached | Response:

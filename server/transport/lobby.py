@@ -34,23 +34,30 @@ def event_frame(data: bytes, event: bytes = b"rooms") -> bytes:
 
 
 class Watcher:
-    """One open stream: the newest list not yet sent (a queue of length one)."""
+    """One open stream: the newest list not yet sent (a queue of length one), and on a stream
+    opened with a player token the newest ``turns`` event not yet sent (another one)."""
 
-    __slots__ = ("address", "latest", "ready")
+    __slots__ = ("address", "latest", "ready", "turns")
 
     def __init__(self, address: str) -> None:
         self.address = address
         self.latest: bytes | None = None
+        self.turns: bytes | None = None
         self.ready = asyncio.Event()
 
     def offer(self, frame: bytes) -> None:
         self.latest = frame  # replaces a list the watcher has not read yet
         self.ready.set()
 
+    def offer_turns(self, frame: bytes) -> None:
+        self.turns = frame  # replaces a turn list the watcher has not read yet
+        self.ready.set()
+
     def take(self) -> bytes | None:
-        frame, self.latest = self.latest, None
+        frames = [f for f in (self.latest, self.turns) if f is not None]
+        self.latest = self.turns = None
         self.ready.clear()
-        return frame
+        return b"".join(frames) if frames else None
 
 
 class Lobby:

@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from server.service.correspondence import Correspondence
 from server.service.identities import IdentityError
 from server.storage.archived_game import to_utc
 from server.storage.leaderboards import PERIODS
@@ -38,7 +39,7 @@ from server.storage.ratings import BOARDS, FAMILIES
 from server.strategy.calibration import DECISION_RATINGS
 from server.transport.connection import TokenBucket
 
-__all__ = ["bearer", "error_answer", "json_answer", "routes"]
+__all__ = ["bearer", "error_answer", "json_answer", "routes", "turns_body"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -217,15 +218,20 @@ async def player_turns(request: Request) -> Response:
     player_id = request.path_params["player_id"]
     if identity.id != player_id or rt.correspondence is None:
         return error_answer("player_not_found", "no player has this id", 404)
-    entries = [dataclasses.asdict(e) for e in await rt.correspondence.turns(player_id)]
-    return json_answer(
-        {
-            "player": player_id,
-            "server_time_ms": rt.service.clock(),
-            "turns": [e for e in entries if e["my_turn"]],
-            "games": [e for e in entries if not e["my_turn"]],
-        }
-    )
+    return json_answer(await turns_body(rt.correspondence, rt.service.clock, player_id))
+
+
+async def turns_body(
+    correspondence: Correspondence, clock: Callable[[], int], player_id: str
+) -> dict[str, Any]:
+    """The body of ``GET /players/{id}/turns`` (also the data of a lobby stream's ``turns``)."""
+    entries = [dataclasses.asdict(e) for e in await correspondence.turns(player_id)]
+    return {
+        "player": player_id,
+        "server_time_ms": clock(),
+        "turns": [e for e in entries if e["my_turn"]],
+        "games": [e for e in entries if not e["my_turn"]],
+    }
 
 
 @_guarded

@@ -38,7 +38,7 @@ from server.domain.timing import now_ms
 from server.fanout.feed import raise_if_cancelling
 from server.settings import Settings
 from server.transport import connection as conn
-from server.transport import handlers
+from server.transport import handlers, replies
 from server.transport.coalesce import (
     PEER_READY,
     SEND_BUILT_NOWAIT,
@@ -291,7 +291,7 @@ class Session:
             self._enqueue(incoming.frame)
             self.rt.metrics.commands.labels("retry", "cached").inc()
         elif isinstance(incoming, conn.Refuse):
-            seq = handlers.room_seq(self.ctx)
+            seq = replies.room_seq(self.ctx)
             self._send(make_error(incoming.code, incoming.command_id, seq=seq,
                                   message=incoming.message))  # fmt: skip
             self.rt.metrics.commands.labels("invalid", incoming.code).inc()

@@ -1,10 +1,11 @@
-"""The HTTP routes of duplicate tournaments (protocol 1.4, SPEC.md 13.18 to 13.22).
+"""The HTTP routes of duplicate tournaments (protocol 1.4, SPEC.md 13.18 to 13.23).
 
     POST /tournaments                  create one (the operator; or any player, by setting)
     GET  /tournaments                  public tournaments, soonest end first
     GET  /tournaments/{id}             one tournament (its seed once it is over)
     POST /tournaments/{id}/entries     enter: a room id and a seat token to play over /ws
     GET  /tournaments/{id}/standings   the leaderboard (live; final once archived)
+    GET  /tournaments/{id}/entries/{room}/events   an entry's events, with the watch delay
 
 Credentials travel in ``Authorization: Bearer`` (a player token, a JWT, or the operator's admin
 token), invite codes in ``X-Invite-Code``. Refusals are ``{code, message}`` with a protocol
@@ -28,6 +29,10 @@ from server.storage.postgres import DATABASE_ERRORS
 from server.transport.players_http import bearer, error_answer, json_answer
 
 __all__ = ["routes"]
+
+EVENTS_PAGE = 500
+EVENTS_PAGE_MAX = 1000
+_ANY = msgspec.msgpack.Decoder()
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -150,6 +155,41 @@ async def standings(request: Request) -> Response:
     return json_answer(body)
 
 
+def _count(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """Query parameter ``name``: an integer ``low``..``high`` (``default`` when absent)."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit():
+        raise TournamentError("invalid_field", f"{name} must be a non-negative integer")
+    if not low <= int(raw) <= high:
+        raise TournamentError("out_of_range", f"{name} must be {low}..{high}")
+    return int(raw)
+
+
+@_guarded
+async def entry_events(request: Request) -> Response:
+    """An entry's events as ``GET /rooms/{id}/events`` pages them, only those old enough to
+    watch while the tournament is open (SPEC.md 13.23): no invite code needed, none shown."""
+    after = _count(request, "after", 0, 0, 2**53 - 1)
+    limit = _count(request, "limit", EVENTS_PAGE, 1, EVENTS_PAGE_MAX)
+    page = await _tournaments(request).watch(
+        request.path_params["tournament_id"],
+        request.path_params["room"],
+        _invite(request),
+        after,
+        limit,
+    )
+    return json_answer(
+        {
+            "tournament": page.tournament,
+            "room": page.room,
+            "events": [_ANY.decode(data) for _, data in page.events],
+            "next_after": page.next_after,
+        }
+    )
+
+
 def routes() -> list[BaseRoute]:
     return [
         Route("/tournaments", create_tournament, methods=["POST"]),
@@ -157,4 +197,6 @@ def routes() -> list[BaseRoute]:
         Route("/tournaments/{tournament_id}", get_tournament, methods=["GET"]),
         Route("/tournaments/{tournament_id}/entries", enter, methods=["POST"]),
         Route("/tournaments/{tournament_id}/standings", standings, methods=["GET"]),
+        # {room}, not {room_id}: the second id of the path (the contract test names ids {id})
+        Route("/tournaments/{tournament_id}/entries/{room}/events", entry_events, methods=["GET"]),
     ]

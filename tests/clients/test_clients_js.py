@@ -78,4 +78,4 @@ def test_remembered_players_js_against_a_server_with_a_database(
     node = _node_or_skip()
     env = {"YAHTZEE_TEST_HTTP": live_server.http, "YAHTZEE_TEST_DB_HTTP": db_server.http}
     passed, _, skipped = _run_node(node, [str(WEB_TESTS / "players.test.mjs")], env)
-    assert (passed, skipped) == (8, 0)  # every test of the file
+    assert (passed, skipped) == (11, 0)  # every test of the file

@@ -1171,6 +1171,11 @@ async def test_play_now_in_one_click_and_the_whole_table_on_one_screen(cpu_pages
     await page.reload()
     await expect(page.locator("#room-id")).to_have_text(room)
     await page.wait_for_function(f"location.hash === '#/room/{room}'")
+    # the room id shows before the snapshot arrives: wait for the table it brings
+    await page.wait_for_function(
+        "(() => { const m = window.yahtzee.model;"
+        " return m !== null && m.players.some((q) => q.computer); })()"
+    )
 
     # A Yahtzee is celebrated (animated when motion is welcome).
     await page.evaluate(

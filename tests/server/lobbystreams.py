@@ -23,6 +23,8 @@ class LobbyStream:
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
         self.lists: list[Rooms] = []  # the data of every `rooms` event, in order
+        self.turns: list[dict[str, Any]] = []  # the data of every `turns` event, in order
+        self.event_types: list[str] = []  # every event's type, in order
         self.comments: list[str] = []
         self.retry: int | None = None
         self.ended = False  # the server ended the response cleanly
@@ -41,8 +43,11 @@ class LobbyStream:
             elif line.startswith("data: "):
                 data.append(line.removeprefix("data: "))
             elif line == "" and data:
+                self.event_types.append(event)
                 if event == "rooms":
                     self.lists.append(json.loads("\n".join(data))["rooms"])
+                elif event == "turns":
+                    self.turns.append(json.loads("\n".join(data)))
                 event, data = "message", []
                 async with self._changed:
                     self._changed.notify_all()
@@ -52,15 +57,23 @@ class LobbyStream:
 
     async def wait_for(self, predicate: Callable[[Rooms], bool], within: float = TIMEOUT) -> Rooms:
         """The first list (received so far or later) that satisfies ``predicate``."""
+        return await self._first(self.lists, predicate, within)
 
-        def found() -> Rooms | None:
-            return next((rooms for rooms in self.lists if predicate(rooms)), None)
+    async def wait_turns(
+        self, predicate: Callable[[dict[str, Any]], bool], within: float = TIMEOUT
+    ) -> dict[str, Any]:
+        """The first ``turns`` event's data (so far or later) that satisfies ``predicate``."""
+        return await self._first(self.turns, predicate, within)
+
+    async def _first(self, seen: list[Any], predicate: Callable[[Any], bool], within: float) -> Any:
+        def found() -> Any:
+            return next((item for item in seen if predicate(item)), None)
 
         async with asyncio.timeout(within), self._changed:
-            while (rooms := found()) is None:
+            while (item := found()) is None:
                 assert not self._task.done(), "the stream ended"
                 await self._changed.wait()
-            return rooms
+            return item
 
     async def wait_ended(self, within: float = TIMEOUT) -> None:
         async with asyncio.timeout(within):
@@ -75,13 +88,16 @@ class LobbyStream:
 
 
 @contextlib.asynccontextmanager
-async def lobby_streams(server: ServerProcess, count: int = 1) -> AsyncIterator[list[LobbyStream]]:
+async def lobby_streams(
+    server: ServerProcess, count: int = 1, headers: dict[str, str] | None = None
+) -> AsyncIterator[list[LobbyStream]]:
+    """``count`` open ``GET /lobby`` streams (sent with ``headers``, e.g. a player token)."""
     async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=None)) as http:
         streams: list[LobbyStream] = []
         try:
             for _ in range(count):
-                response = await http.send(http.build_request("GET", f"{server.http}/lobby"),
-                                           stream=True)  # fmt: skip
+                request = http.build_request("GET", f"{server.http}/lobby", headers=headers)
+                response = await http.send(request, stream=True)
                 assert response.status_code == 200, (await response.aread()).decode()
                 assert response.headers["content-type"].startswith("text/event-stream")
                 streams.append(LobbyStream(response))

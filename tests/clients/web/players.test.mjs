@@ -10,7 +10,7 @@ import WebSocket from "ws";
 
 import {
   CommandError, YahtzeeClient, createGuest, fetchGame, fetchMe, fetchPlayer, fetchPlayerGames,
-  fetchTurns,
+  fetchTurns, watchTurns,
 } from "../../../clients/web/yahtzee-client.js";
 import { applyEvent, describeEvent, fromSnapshot } from "../../../clients/web/room-model.js";
 
@@ -189,6 +189,96 @@ test("v1.4: a correspondence room and the player's own turn list", withDb, async
   assert.deepEqual(theirs.games.map((t) => t.room), [created.room]);
   await assert.rejects(fetchTurns(DB_HTTP, bob.player, ann.token),
     (err) => err.code === "player_not_found");
+});
+
+/** The lists `watchTurns` hands over, and a promise of the first one that satisfies a test. */
+function turnLists() {
+  const lists = [];
+  const waiting = [];
+  return {
+    lists,
+    onTurns(body) {
+      lists.push(body);
+      for (const w of waiting.splice(0)) if (!w.check(body)) waiting.push(w); else w.resolve(body);
+    },
+    next(check) {
+      const found = lists.find(check);
+      return found ? Promise.resolve(found) : new Promise((resolve) => waiting.push({ check, resolve }));
+    },
+  };
+}
+
+test("v1.4: watchTurns hears the turn list at once and when the turn becomes mine", withDb, async () => {
+  const ann = await createGuest(DB_HTTP, guestName("Watch Ann"));
+  const bob = await createGuest(DB_HTTP, guestName("Watch Bob"));
+  const a = newClient(DB_HTTP, { playerToken: ann.token });
+  const b = newClient(DB_HTTP, { playerToken: bob.token });
+  const seen = follow(a);
+  await a.connect();
+  await b.connect();
+  const created = await a.createRoom({ seats: 2, options: { first_player: "seat_order" },
+    correspondence: { seconds_per_move: 7200 } });
+  await a.join(created.room, "Ann");
+  await b.join(created.room, "Bob");
+  await a.start();
+  const heard = turnLists();
+  const errors = [];
+  const watch = watchTurns(bob.token, heard.onTurns,
+    { base: DB_HTTP, onError: (err) => errors.push(err) });
+  try {
+    const waiting = await heard.next((body) => body.games.length === 1);
+    assert.deepEqual(waiting.games.map((g) => [g.room, g.on_turn]), [[created.room, "Ann"]]);
+    assert.equal(waiting.player, bob.player);
+    await a.roll();
+    const best = seen.model.preview.filter((e) => e.allowed)
+      .reduce((x, y) => (y.points > x.points ? y : x));
+    await a.score(best.box);  // the turn becomes Bob's
+    const mine = await heard.next((body) => body.turns.length === 1);
+    assert.deepEqual(mine.turns.map((t) => [t.room, t.my_turn, t.on_turn]),
+      [[created.room, true, "Bob"]]);
+    const route = await fetchTurns(DB_HTTP, bob.player, bob.token);
+    assert.deepEqual(mine.turns, route.turns);  // the same list as GET /players/{id}/turns
+    assert.deepEqual(errors, []);
+  } finally {
+    watch.close();
+    await watch.closed;
+  }
+});
+
+test("v1.4: watchTurns stops for good on a refused token", withDb, async () => {
+  const errors = [];
+  const watch = watchTurns("ypt_not-a-real-token", () => assert.fail("no list for a bad token"),
+    { base: DB_HTTP, onError: (err) => errors.push(err) });
+  await watch.closed;  // settles by itself: no reconnection after a 401
+  assert.deepEqual(errors.map((err) => err.code), ["bad_player_token"]);
+});
+
+test("v1.4: watchTurns parses an event stream split anywhere, with CRLF and comments", async () => {
+  const text = "retry: 10\r\n\r\n: keep-alive\n\nevent: rooms\ndata: {\"rooms\":[]}\n\n" +
+    "event: turns\r\ndata: {\"turns\":[],\"games\":[1]}\r\n\r\n";
+  const bytes = new TextEncoder().encode(text);
+  const requests = [];
+  const fakeFetch = async (url, init) => {
+    requests.push([url, init.headers.Authorization]);
+    // One byte per chunk: every line, and a UTF-8 sequence, may arrive in pieces.
+    const stream = new ReadableStream({
+      start(controller) {
+        for (const byte of bytes) controller.enqueue(new Uint8Array([byte]));
+        controller.close();
+      },
+    });
+    return new Response(stream, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+  };
+  const heard = turnLists();
+  const watch = watchTurns("ypt_secret", heard.onTurns, { base: "http://x/", fetch: fakeFetch });
+  await heard.next(() => true);
+  // The stream ended cleanly: it reconnects after the server's retry (10 ms) and hears it again.
+  await heard.next(() => heard.lists.length === 2);
+  watch.close();
+  await watch.closed;
+  assert.deepEqual(heard.lists[0], { turns: [], games: [1] });
+  assert.deepEqual(requests.slice(0, 2), [["http://x/lobby", "Bearer ypt_secret"],
+    ["http://x/lobby", "Bearer ypt_secret"]]);  // the token in the header, never the URL
 });
 
 test("quick play (v1.4): two guests are matched and seated; a cancel ends the wait", withDb, async () => {

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  CommandError, createTournament, enterTournament, fetchStandings, fetchTournament,
-  fetchTournaments,
+  CommandError, createTournament, enterTournament, fetchEntryEvents, fetchStandings,
+  fetchTournament, fetchTournaments,
 } from "../../../clients/web/yahtzee-client.js";
 
 function recorder(status, body) {
@@ -57,4 +57,30 @@ test("fetchStandings and fetchTournament read the leaderboard and the tournament
   await fetchTournament("http://h:1", "t4", { fetch: fetchImpl });
   assert.equal(calls[0].url, "http://h:1/tournaments/t4/standings?limit=7");
   assert.equal(calls[1].url, "http://h:1/tournaments/t4");
+});
+
+test("fetchEntryEvents follows next_after over every page of a watched entry", async () => {
+  const pages = [
+    { events: [{ seq: 1 }, { seq: 2 }], next_after: 2 },
+    { events: [{ seq: 3 }], next_after: null },
+  ];
+  const calls = [];
+  const fetchImpl = async (url, init) => {
+    calls.push({ url, ...init });
+    const body = pages[calls.length - 1];
+    return { ok: true, status: 200, statusText: "OK", json: async () => body };
+  };
+  const events = await fetchEntryEvents("http://h:1", "t5", "r/1",
+    { limit: 2, inviteCode: "inv", fetch: fetchImpl });
+  assert.deepEqual(events.map((e) => e.seq), [1, 2, 3]);
+  assert.equal(calls[0].url, "http://h:1/tournaments/t5/entries/r%2F1/events?after=0&limit=2");
+  assert.equal(calls[1].url, "http://h:1/tournaments/t5/entries/r%2F1/events?after=2&limit=2");
+  assert.equal(calls[0].headers["X-Invite-Code"], "inv");
+  assert.ok(!calls[0].url.includes("inv"));
+});
+
+test("a watch refused while the tournament is open rejects with watch_not_allowed", async () => {
+  const { fetchImpl } = recorder(409, { code: "watch_not_allowed", message: "after the end" });
+  await assert.rejects(fetchEntryEvents("http://h:1", "t", "r", { fetch: fetchImpl }),
+    (error) => error instanceof CommandError && error.code === "watch_not_allowed");
 });

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from server import game
-from server.domain import record_format, room, roomlist
+from server.domain import deadlines, record_format, room, roomlist
 
 
 def lobby(*players: str, turn_seconds: int = 0, public: bool = True) -> room.RoomRecord:
@@ -70,10 +70,10 @@ def test_turn_timer_restarts_only_when_a_turn_begins() -> None:
     assert record.deadline_ms == 40_000
     again = room.after_game(record, record.game, False, now=20_000)
     assert again.deadline_ms == 40_000
-    assert room.wake_at(again) == 40_000
+    assert deadlines.wake_at(again) == 40_000
     untimed = started(lobby("a", "b"), now=10_000)
     assert untimed.deadline_ms is None
-    assert room.wake_at(untimed) is None
+    assert deadlines.wake_at(untimed) is None
 
 
 def test_an_absent_player_on_turn_is_due_after_the_grace() -> None:
@@ -81,18 +81,18 @@ def test_an_absent_player_on_turn_is_due_after_the_grace() -> None:
     on_turn = game.current_player(record.game)
     assert on_turn == "a"
     record, _ = room.release(record, "b", "c-b", now=11_000) or (record, [])
-    assert room.absent_at(record, 60) is None  # b is away but not on turn
+    assert deadlines.absent_at(record, 60) is None  # b is away but not on turn
     record, _ = room.release(record, "a", "c-a", now=12_000) or (record, [])
-    assert room.absent_at(record, 60) == 72_000
-    assert room.absent_at(record, 0) is None  # 0 = never
+    assert deadlines.absent_at(record, 60) == 72_000
+    assert deadlines.absent_at(record, 0) is None  # 0 = never
 
 
 def test_an_absent_host_blocks_the_lobby_only_while_someone_waits() -> None:
     record = lobby("a", "b")
     record, _ = room.release(record, "a", "c-a", now=1_000) or (record, [])
-    assert room.absent_at(record, 10) == 11_000
+    assert deadlines.absent_at(record, 10) == 11_000
     record, _ = room.release(record, "b", "c-b", now=2_000) or (record, [])
-    assert room.absent_at(record, 10) is None  # nobody connected is waiting
+    assert deadlines.absent_at(record, 10) is None  # nobody connected is waiting
 
 
 def test_forget_drops_the_bookkeeping_of_a_departed_player() -> None:
@@ -141,17 +141,17 @@ def test_the_away_deadline_is_the_grace_after_the_disconnection_without_a_timer(
 
 def test_a_lobby_whose_people_are_all_away_past_the_grace_is_a_ghost() -> None:
     record = lobby("a", "b")
-    assert room.ghost_at(record, 60) is None  # both connected
+    assert deadlines.ghost_at(record, 60) is None  # both connected
     away = room.release(record, "a", "c-a", now=2_000)
     assert away is not None
-    assert room.ghost_at(away[0], 60) is None  # b is still there
+    assert deadlines.ghost_at(away[0], 60) is None  # b is still there
     gone = room.release(away[0], "b", "c-b", now=5_000)
     assert gone is not None
-    assert room.ghost_at(gone[0], 60) == 65_000  # the last one to go, plus the grace
+    assert deadlines.ghost_at(gone[0], 60) == 65_000  # the last one to go, plus the grace
     assert roomlist.summary("r1", gone[0], 60)["ghost_at"] == 65_000
-    assert room.ghost_at(gone[0], 0) is None  # the grace is off
-    assert room.ghost_at(started(gone[0], 6_000), 60) is None  # only lobbies
-    assert room.ghost_at(lobby(), 60) is None  # nobody seated yet: a fresh room
+    assert deadlines.ghost_at(gone[0], 0) is None  # the grace is off
+    assert deadlines.ghost_at(started(gone[0], 6_000), 60) is None  # only lobbies
+    assert deadlines.ghost_at(lobby(), 60) is None  # nobody seated yet: a fresh room
 
 
 def test_a_computer_on_turn_moves_after_the_room_s_delay_and_keeps_its_time() -> None:
@@ -159,21 +159,21 @@ def test_a_computer_on_turn_moves_after_the_room_s_delay_and_keeps_its_time() ->
     meta = room.RoomMeta(True, None, 0, 0, "00", computer_delay_ms=700)
     state, _ = game.apply(base.game, game.Join("c", "Ada", computer="hard"))
     record = base.replace(game=state, meta=meta)
-    assert room.computer_at(record, 1000) is None  # in the lobby nobody is on turn
+    assert deadlines.computer_at(record, 1000) is None  # in the lobby nobody is on turn
     state, _ = game.apply(state, game.Start("p"))  # seat order: the person first
     record = record.replace(game=state)
-    assert room.computer_on_turn(state) is None
-    assert room.computer_at(record, 1000) is None
+    assert deadlines.computer_on_turn(state) is None
+    assert deadlines.computer_at(record, 1000) is None
     state, _ = game.apply(state, game.Roll("p", (1, 2, 3, 4, 5)))
     state, _ = game.apply(state, game.Score("p", game.Box.CHANCE))
     record = record.replace(game=state)
-    assert room.computer_on_turn(state) == ("c", "hard")
-    at = room.computer_at(record, 1000)
+    assert deadlines.computer_on_turn(state) == ("c", "hard")
+    at = deadlines.computer_at(record, 1000)
     assert at == 1700
     record = record.replace(computer_ms=at)
-    assert room.wake_at(record) == 1700
+    assert deadlines.wake_at(record) == 1700
     # a change that is not a move (later) does not push the move back
-    assert room.computer_at(record, 1500) == 1700
+    assert deadlines.computer_at(record, 1500) == 1700
     assert record_format.decode_record(record_format.encode_record(record)) == record
 
 
@@ -193,24 +193,41 @@ def test_a_correspondence_record_keeps_its_kind_through_its_stored_form() -> Non
 def test_a_correspondence_room_lives_while_its_game_runs() -> None:
     idle, retention = 86_400, 3_600
     ordinary = started(lobby("a", "b", turn_seconds=60), now=0)
-    assert room.room_ttl(ordinary, idle, retention) == idle
+    assert deadlines.room_ttl(ordinary, idle, retention, 0) == idle
     slow = started(correspondence("a", "b", seconds=14 * 86_400), now=0)
     # a move at the last second of a 14-day clock still finds the room (the TTL covers it)
-    assert room.room_ttl(slow, idle, retention) == idle + 14 * 86_400
+    assert deadlines.room_ttl(slow, idle, retention, 0) == idle + 14 * 86_400
     over = slow.replace(game=dataclasses.replace(slow.game, phase=game.Phase.FINISHED))
-    assert room.room_ttl(over, idle, retention) == retention
+    assert deadlines.room_ttl(over, idle, retention, 0) == retention
+
+
+def test_a_tournament_entry_lives_until_its_close_has_read_it() -> None:
+    idle, retention = 600, 3_600
+    entry = started(lobby("a"), now=0)
+    entry = entry.replace(meta=dataclasses.replace(entry.meta, closes_ms=86_400_000))
+    # an hour into a day-long tournament: the rest of the day, then the retention
+    assert deadlines.room_ttl(entry, idle, retention, 3_600_000) == 82_800 + retention
+    # past the close only the usual lifetime is left
+    assert deadlines.room_ttl(entry, idle, retention, 90_000_000) == idle
+
+
+def test_a_turn_began_when_its_deadline_was_set() -> None:
+    timed = started(lobby("a", "b", turn_seconds=60), now=7_000)
+    assert deadlines.turn_began_at(timed, 30_000) == 7_000
+    untimed = started(lobby("a", "b"), now=7_000)
+    assert deadlines.turn_began_at(untimed, 30_000) == 30_000
 
 
 def test_nobody_is_absent_in_a_correspondence_room() -> None:
     record = started(correspondence("a", "b", "c"), now=0)
     away, _ = room.release(record, "a", "c-a", now=10, grace_seconds=60) or (None, None)
     assert away is not None
-    assert room.absent_at(away, 60) is None  # the player on turn: only the clock plays
+    assert deadlines.absent_at(away, 60) is None  # the player on turn: only the clock plays
     assert room.away_deadline(away, "a", 60) is None
     host_away = correspondence("a", "b")
     host_away, _ = room.release(host_away, "a", "c-a", now=10) or (None, None)
     assert host_away is not None
-    assert room.absent_at(host_away, 60) is None  # a host away in the lobby is not removed
+    assert deadlines.absent_at(host_away, 60) is None  # a host away in the lobby is not removed
 
 
 def entry(closes_ms: int = 50_000) -> room.RoomRecord:
@@ -244,5 +261,5 @@ def test_play_in_an_entry_stops_at_the_tournaments_end() -> None:
 def test_nobody_plays_for_an_entrant_who_went_away() -> None:
     record, _ = room.release(entry(), "a", "c-a", now=2_000) or (entry(), [])
     assert record.away_ms == {"a": 2_000}
-    assert room.absent_at(record, grace_seconds=60) is None
+    assert deadlines.absent_at(record, grace_seconds=60) is None
     assert room.away_deadline(record, "a", grace_seconds=60) is None
