@@ -1,5 +1,5 @@
-"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``load``, ``verify``
-and ``bench``.
+"""The client subcommands of ``yahtzee``: ``play``, ``watch``, ``bot``, ``turns``, ``load``,
+``verify``, ``tournament`` and ``bench`` (the last four and ``turns`` from their own modules).
 
 ``server/cli.py`` (the composition root) calls :func:`register` with its subparsers when this
 module is importable; nothing here imports ``server``. Each subcommand sets ``func``.
@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import logging
 import os
-from typing import Any
 
 from protocol import (
     Encoding,
@@ -146,6 +145,8 @@ def _play(args: argparse.Namespace) -> int:
         )
     from clients.players import default_player_file
 
+    if args.correspondence is not None:
+        return _play_correspondence(args)
     app = PlayApp(
         url=args.url,
         name=args.name,
@@ -159,6 +160,23 @@ def _play(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
+def _play_correspondence(args: argparse.Namespace) -> int:
+    """``play --correspondence HOURS``: a new correspondence room, its seat kept."""
+    from clients.players import default_player_file
+    from clients.tui_seat import CorrespondenceApp, CorrespondenceGame
+
+    if not 1 <= args.correspondence <= 336 or not 1 <= args.seats <= 8 or args.anonymous:
+        print("yahtzee play: --correspondence takes 1 to 336 hours, --seats 1 to 8, and a "
+              "remembered player")  # fmt: skip
+        return 2
+    game = CorrespondenceGame(
+        seats=args.seats, hours=args.correspondence, options=_options(args), public=not args.private
+    )
+    app = CorrespondenceApp(args.url, game=game, name=args.name, player_file=default_player_file())
+    app.run()
+    return app.return_code or 0
+
+
 def _watch(args: argparse.Namespace) -> int:
     from clients.tui import WatchApp
 
@@ -168,39 +186,6 @@ def _watch(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
-def _turns(args: argparse.Namespace) -> int:
-    """Print the remembered player's correspondence games, their turns first."""
-    from clients.players import PlayersError, default_player_file, fetch_turns, load_guest
-    from clients.verify import http_url
-
-    base = http_url(args.url)
-    guest = load_guest(default_player_file(), base)
-    if guest is None:
-        print(f"no remembered player for {base}: play once with `yahtzee play` first")
-        return 1
-    try:
-        listed = fetch_turns(base, guest.player, guest.token)
-    except PlayersError as exc:
-        print(f"{exc.code}: {exc}")
-        return 1
-    now = listed["server_time_ms"]
-    for entry in listed["turns"] + listed["games"]:
-        print(_turn_line(entry, now))
-    if not listed["turns"] and not listed["games"]:
-        print("no correspondence game running")
-    return 0
-
-
-def _turn_line(entry: dict[str, Any], now_ms: int) -> str:
-    """``r-Slow1  YOUR TURN     23 h 59 min left  round 4  Ann, Bob``."""
-    minutes = max(0, (entry["deadline_ms"] - now_ms) // 60_000) if entry["deadline_ms"] else 0
-    days, hours = divmod(minutes // 60, 24)
-    left = f"{days} d {hours} h" if days else f"{hours} h {minutes % 60} min"
-    state = "YOUR TURN" if entry["my_turn"] else f"waiting: {entry['on_turn']}"
-    return (f"{entry['room']:<12} {state:<22} {left + ' left':<18} round {entry['round']:<3}"
-            f" {', '.join(entry['players'])}")  # fmt: skip
-
-
 def _load(args: argparse.Namespace) -> int:
     from clients.load import execute
 
@@ -208,7 +193,8 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``play``, ``watch``, ``bot``, ``load``, ``verify`` and ``bench`` to ``yahtzee``."""
+    """Add ``play``, ``watch``, ``bot``, ``turns``, ``load``, ``verify``, ``tournament`` and
+    ``bench`` to ``yahtzee``."""
     play = subparsers.add_parser(
         "play",
         help="play in the terminal",
@@ -244,7 +230,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="quick play: wait for people of a similar rating (a remembered player; --seats, "
         "--rules), computers filling the seats still open after the server's wait",
     )
-    play.add_argument("--seats", type=int, default=2, help="with --quick: 2 to 4 (default 2)")
+    play.add_argument(
+        "--seats", type=int, default=2, help="with --quick: 2 to 4; --correspondence: 1 to 8"
+    )
+    play.add_argument(
+        "--correspondence",
+        type=int,
+        metavar="HOURS",
+        help="create a correspondence room (protocol 1.4): HOURS per move (1-336), --seats, "
+        "the rule options; it starts once every seat is taken; come back with `yahtzee turns "
+        "--play ROOM`",
+    )
     play.add_argument(
         "--no-computers", action="store_true", help="with --quick: wait for people only"
     )
@@ -291,14 +287,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _add_room_options(bot)
     bot.set_defaults(func=_bot)
 
-    turns = subparsers.add_parser(
-        "turns",
-        help="your correspondence games and whose turn it is",
-        description="List the remembered player's running correspondence games (protocol "
-        "1.4), those waiting for your move first, with the time left on each clock.",
-    )
-    _add_url(turns)
-    turns.set_defaults(func=_turns)
+    from clients import correspondence
+
+    correspondence.register(subparsers, _add_url)
 
     from clients.load import add_arguments as add_load_arguments
 
@@ -315,7 +306,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     verify_command.register(subparsers)
 
-    from clients import tournaments as tournament_command
+    from clients import tournament_cli as tournament_command
 
     tournament_command.register(subparsers)
 

@@ -145,6 +145,8 @@ class RoomModel:
     computer_delay_ms: int | None = None
     rematch_room: str | None = None
     rematch_invite: str | None = None
+    # v1.4: a correspondence room's clock per move, seconds (None: not one, or an older server)
+    correspondence_seconds: int | None = None
     # v1.4: a rated room, and what its archived game did to the ratings (only events tell)
     rated: bool | None = None
     ratings: list[RatingChange] = field(default_factory=list)
@@ -181,6 +183,9 @@ class RoomModel:
             computer_delay_ms=state.computer_delay_ms,
             rematch_room=state.rematch_room,
             rated=state.rated,
+            correspondence_seconds=(
+                state.correspondence.seconds_per_move if state.correspondence else None
+            ),
         )
 
     # ---------------------------------------------------------------- queries

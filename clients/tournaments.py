@@ -8,22 +8,26 @@ leaderboard; once the tournament is over it is final, with every entry's room an
 its accuracy and the optimal player's total on the same dice, and :func:`verify` checks an entry's
 dice against the revealed seed.
 
-The functions block (``urllib``): call them from asyncio code with ``asyncio.to_thread``.
+A terminal keeps its entries' seats (:func:`keep_entry`, in :mod:`clients.seats`' file, readable
+by its owner only) and comes back to the newest one not played to the end with
+:func:`unfinished_entry`.
+
+The HTTP functions block (``urllib``): call them from asyncio code with ``asyncio.to_thread``.
 Refusals raise :class:`clients.players.PlayersError` with the server's code
 (``tournament_not_found``, ``already_entered``, ``tournament_closed``, ...).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import urllib.parse
-from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from clients.players import PlayersError, _quote, _request
-from clients.verify import DEFAULT_URL, fetch_events, http_url, verify_entry
+from clients.players import _quote, _request
+from clients.seats import KIND_TOURNAMENT, KeptSeat, forget_seat, keep_seat, kept_seats, seat_status
+from clients.verify import fetch_events, http_url, verify_entry
+from protocol import RoomStatus
 from protocol.fairdice import Verdict
 
 __all__ = [
@@ -32,8 +36,10 @@ __all__ = [
     "enter",
     "fetch",
     "fetch_standings",
+    "keep_entry",
+    "kept_entries",
     "listing",
-    "register",
+    "unfinished_entry",
     "verify",
     "watch_entry",
 ]
@@ -105,59 +111,51 @@ def fetch_standings(
 
 
 def verify(
-    base_url: str, tournament: str, room: str, invite_code: str, *, seed: str | None = None
+    base_url: str,
+    tournament: str,
+    room: str,
+    invite_code: str,
+    *,
+    seed: str | None = None,
+    tournament_invite: str | None = None,
 ) -> Verdict:
-    """The verdict on one entry: every die recomputed from the tournament's revealed seed (or
-    ``seed``); ``unverifiable`` before the end time."""
-    about = fetch(base_url, tournament)
+    """The verdict on one entry (``invite_code``: the room's, from the final standings): every
+    die recomputed from the tournament's revealed seed (or ``seed``); ``unverifiable`` before
+    the end time. ``tournament_invite``: the code of an invite-only tournament."""
+    about = fetch(base_url, tournament, invite_code=tournament_invite)
     return verify_entry(fetch_events(base_url, room, invite_code=invite_code), about, seed)
 
 
-# ------------------------------------------------------------------ yahtzee tournament
-
-
-def _print_tournament(t: Mapping[str, Any]) -> None:
-    print(
-        f"{t['tournament']}  {t['name']}  {t['status']}  entries {t['entries']}"
-        f"  ends {t['ends_ms']}  commitment {t['dice_commitment'][:16]}..."
-        + (f"  seed {t['seed']}" if t.get("seed") else "")
+def keep_entry(seat_file: Path, base_url: str, entry: Entry) -> KeptSeat:
+    """Keep the entry's seat in ``seat_file`` (for the server at ``base_url``) to come back to."""
+    seat = KeptSeat(
+        room=entry.room,
+        token=entry.token,
+        kind=KIND_TOURNAMENT,
+        tournament=entry.tournament,
+        attempt=entry.attempt,
+        ends_ms=entry.ends_ms,
     )
+    keep_seat(seat_file, base_url, seat)
+    return seat
 
 
-def _run_command(args: argparse.Namespace) -> int:
-    base = http_url(args.url)
-    try:
-        if args.action == "list":
-            for t in listing(base):
-                _print_tournament(t)
-        elif args.action == "show":
-            _print_tournament(fetch(base, args.tournament, invite_code=args.invite_code))
-        else:
-            board = fetch_standings(base, args.tournament, invite_code=args.invite_code)
-            title = "final" if board["final"] else "live"
-            print(f"{board['tournament']} ({title}); the dice allowed {board['optimal_score']}")
-            for row in board["entries"]:
-                extra = f"  accuracy {row['accuracy']:.0%}" if row.get("accuracy") else ""
-                print(f"{row['place']:>4}. {row['name']:<24} {row['score']:>4}{extra}")
-    except PlayersError as exc:
-        print(f"yahtzee tournament: {exc}")
-        return 2
-    return 0
+def kept_entries(seat_file: Path, base_url: str, tournament: str) -> list[KeptSeat]:
+    """The kept entries of ``tournament`` on that server, the newest first."""
+    seats = kept_seats(seat_file, base_url)
+    return [s for s in reversed(seats) if s.kind == KIND_TOURNAMENT and s.tournament == tournament]
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``tournament list|show ID|standings ID`` to the ``yahtzee`` command line."""
-    parser = subparsers.add_parser(
-        "tournament",
-        help="duplicate tournaments: list, show one, its standings",
-        description="Read the server's duplicate tournaments (protocol 1.4). Enter one from a "
-        "client that holds a player token (clients/tournaments.py: enter).",
-    )
-    parser.add_argument("action", choices=("list", "show", "standings"))
-    parser.add_argument("tournament", nargs="?", help="the tournament id (show, standings)")
-    parser.add_argument("--url", default=os.environ.get("YAHTZEE_URL") or DEFAULT_URL)
-    parser.add_argument("--invite-code", help="an invite-only tournament's code (a header)")
-    parser.set_defaults(func=_run_command)
+async def unfinished_entry(ws_url: str, seat_file: Path, tournament: str) -> KeptSeat | None:
+    """The newest kept entry of ``tournament`` whose game is not over yet, or None. Entries
+    played to the end, or whose seat the server no longer knows, are forgotten on the way."""
+    base = http_url(ws_url)
+    for seat in kept_entries(seat_file, base, tournament):
+        status = await seat_status(ws_url, seat)
+        if status is not None and status is not RoomStatus.FINISHED:
+            return seat
+        forget_seat(seat_file, base, seat.room)
+    return None
 
 
 def watch_entry(

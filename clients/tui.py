@@ -26,7 +26,9 @@ Remembered players (protocol 1.3): ``yahtzee play`` keeps a guest per server in
 ``~/.config/yahtzee/players.json`` (``clients.players``: made with ``POST /players`` the first
 time, its token readable by the owner only, presented as ``Authorization: Bearer``), so its
 games are archived under the player; the lobby lists the player's last games (``GET
-/players/{id}/games``). A server without a database: anonymous, as before.
+/players/{id}/games``). A server without a database: anonymous, as before. Protocol 1.4: the
+seat taken in a correspondence room is kept (``clients.seats``) for ``yahtzee turns --play``;
+``clients.tui_seat.SeatApp`` is this table for a kept seat (tournament entries too).
 
 Both use :class:`clients.client.Client`, so a dropped connection is resumed by itself. Text that
 comes from other people (names) is always wrapped in ``rich.text.Text``, never parsed as markup.
@@ -63,6 +65,7 @@ from textual.widgets import (
 )
 
 from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
+from clients.correspondence import keep_correspondence_seat
 from clients.model import RoomModel
 from clients.players import (
     Guest,
@@ -71,6 +74,7 @@ from clients.players import (
     forget_guest,
     remembered_guest,
 )
+from clients.seats import default_seat_file
 from clients.verify import FetchError, fetch_analysis, http_url
 from protocol import (
     BonusTaken,
@@ -1201,13 +1205,24 @@ class _ClientApp(App[None]):
     ) -> None:
         try:
             if name is not None:
-                await self.client.join(room, name, invite_code)
+                joined = await self.client.join(room, name, invite_code)
+                await self._keep_if_correspondence(room, joined.token)
             else:
                 await self.client.spectate(room, invite_code)
         except (CommandError, ClientClosedError) as exc:
             self.notify(str(exc), severity="error")
             return
         await self.push_screen(TableScreen(room, invite_code=invite_code, spectator=name is None))
+
+    async def _keep_if_correspondence(self, room: str, token: str) -> None:
+        """A correspondence game lasts days: keep its seat to come back (``turns --play``)."""
+        model = self.client.model
+        if self.player_file is None or model is None or model.correspondence_seconds is None:
+            return
+        seat_file = default_seat_file(self.player_file)
+        await asyncio.to_thread(
+            keep_correspondence_seat, seat_file, http_url(self.url), room, token
+        )
 
 
 class PlayApp(_ClientApp):
@@ -1234,6 +1249,11 @@ class PlayApp(_ClientApp):
         self.quick = quick
 
     async def on_mount(self) -> None:
+        await self.begin()
+
+    async def begin(self) -> None:
+        """Connect, then the lobby and what the command line asked for (subclasses: their
+        own first screen; textual runs every class's ``on_mount``, so they override this)."""
         if not await self._connect():
             return
         await self.push_screen(LobbyScreen(self.player_name))

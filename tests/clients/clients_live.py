@@ -13,6 +13,9 @@ from pathlib import Path
 
 from procs import ROOT, ServerProcess, free_port
 
+#: the operator's token of the ``db_server`` fixture (``POST /tournaments``)
+DB_SERVER_ADMIN_TOKEN = "clients-admin-token-for-tests"
+
 
 @dataclass(frozen=True)
 class LiveServer:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clients_live import LiveServer, spawn_server, stop_server
+from clients_live import DB_SERVER_ADMIN_TOKEN, LiveServer, spawn_server, stop_server
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +109,9 @@ def db_server(
     """A server that remembers players and archives games (``DATABASE_URL``: a real
     PostgreSQL), its archiver polling often, no limit on guests per address worth the name
     (every page of the tests comes from 127.0.0.1), the strategy table loaded (the analysis,
-    the accuracy of the profiles); quick play's computers come after 2 s."""
+    the accuracy of the profiles); quick play's computers come after 2 s; the operator
+    may create tournaments (``DB_SERVER_ADMIN_TOKEN``), so may players; closed soon after
+    their end."""
     prefix = f"td{secrets.token_hex(4)}:"
     process, server = spawn_server(
         redis_server_url,
@@ -122,6 +124,10 @@ def db_server(
             # quick play: computers fill open seats after 2 s (the web page's test waits)
             "YAHTZEE_QUICK_PLAY_COMPUTER_AFTER_SECONDS": "2",
             "YAHTZEE_QUICK_PLAY_POLL_SECONDS": "0.2",
+            # tournaments: the operator's token, players may create, closed within 0.2 s
+            "YAHTZEE_ADMIN_TOKEN": DB_SERVER_ADMIN_TOKEN,
+            "YAHTZEE_TOURNAMENTS_OPEN_TO": "identities",
+            "YAHTZEE_TOURNAMENT_POLL_SECONDS": "0.2",
         },
     )
     try:

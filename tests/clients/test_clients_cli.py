@@ -34,6 +34,21 @@ def test_subcommands_and_defaults() -> None:
     assert (args.bonus_turn, args.upper_first) == (True, True)
     args = parser().parse_args(["load", "-g", "3", "-p", "4", "--json"])
     assert (args.command, args.games, args.players, args.json) == ("load", 3, 4, True)
+    args = parser().parse_args(["tournament", "enter", "t1", "--invite-code", "c", "--no-play"])
+    assert (args.action, args.tournament, args.invite_code, args.no_play) == (
+        "enter",
+        "t1",
+        "c",
+        True,
+    )
+    args = parser().parse_args(["tournament", "resume", "t1"])
+    assert (args.action, args.tournament) == ("resume", "t1")
+    args = parser().parse_args(["tournament", "create", "Cup", "--ends-in", "2h", "--rated"])
+    assert (args.name, args.ends_in, args.attempts, args.rated) == ("Cup", 7200, 1, True)
+    args = parser().parse_args(["tournament", "verify", "t1", "--room", "r", "--invite-code", "c"])
+    assert (args.room, args.invite_code, args.tournament_invite) == ("r", "c", None)
+    args = parser().parse_args(["turns", "--play", "r1"])
+    assert (args.command, args.play) == ("turns", "r1")
 
 
 def test_play_quick_takes_seats_rules_and_computers(capsys: pytest.CaptureFixture[str]) -> None:
