@@ -7,5 +7,6 @@ stream verification), :mod:`~clients.bench.pacing` (closed and open loop),
 scenarios), :mod:`~clients.bench.report`, :mod:`~clients.bench.plot`, :mod:`~clients.bench.cli`;
 players at human pace (``--ccu``, ``--vs-computer``): :mod:`~clients.bench.crowd` (the rooms),
 :mod:`~clients.bench.ccu` (the ramps), :mod:`~clients.bench.drivers` (more generator processes).
-Results and how to read them: ``clients/bench/BENCHMARKS.md``.
+Results: ``clients/bench/BENCHMARKS.md``; what each scenario measures and how:
+``clients/bench/BENCHMARKS-METHOD.md``.
 """

@@ -78,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="one room of 4 players and N spectators: delivery percentiles",
     )  # fmt: skip
     people = parser.add_argument_group(
-        "players at human pace (a ramp; see BENCHMARKS.md): only the game server is started"
+        "players at human pace (a ramp; see BENCHMARKS-METHOD.md): only the game server is started"
     )
     people.add_argument(
         "--ccu", type=_sizes, default=[], metavar="N1,N2,...",

@@ -1,7 +1,7 @@
-"""Every relative link of the protocol documents points to a file that exists and, with a
-``#fragment``, to an anchor that file has: a heading (GitHub's slug of it) or an
-``<a id="...">``. Section numbers are cited everywhere, so a renamed heading must not leave a
-dead link behind."""
+"""Every relative link of the protocol documents, the README and the benchmarks' documents
+points to a file that exists and, with a ``#fragment``, to an anchor that file has: a heading
+(GitHub's slug of it) or an ``<a id="...">``. Section numbers are cited everywhere, so a renamed
+heading must not leave a dead link behind."""
 
 import re
 from functools import cache
@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_DIR = ROOT / "protocol"
+BENCH_DIR = ROOT / "clients" / "bench"
 
 DOCUMENTS = (
     PROTOCOL_DIR / "SPEC.md",
@@ -18,6 +19,9 @@ DOCUMENTS = (
     PROTOCOL_DIR / "SPEC-APPENDIX.md",
     PROTOCOL_DIR / "CHANGELOG.md",
     ROOT / "README.md",
+    BENCH_DIR / "BENCHMARKS.md",
+    BENCH_DIR / "BENCHMARKS-METHOD.md",
+    BENCH_DIR / "BENCHMARKS-HISTORY.md",
 )
 
 _FENCE = re.compile(r"^```.*?^```", flags=re.M | re.S)
