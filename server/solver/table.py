@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,7 +66,9 @@ class Table:
     values: FloatArray
     moments: FloatArray | None = None
     build_seconds: float = 0.0
-    memo: dict[tuple[int, int], object] = field(default_factory=dict, compare=False, repr=False)
+    memo: OrderedDict[tuple[int, int], object] = field(
+        default_factory=OrderedDict, compare=False, repr=False
+    )
 
     def future(self, card: Scorecard) -> float:
         """Expected points still to come for ``card`` (at the start of a turn)."""

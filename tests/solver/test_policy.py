@@ -34,6 +34,7 @@ from server.solver import (
     play_room,
     rank_options,
     summarise,
+    turn_plan,
 )
 
 OFFICIAL = SolverRules()
@@ -198,3 +199,22 @@ def test_bad_moves_show_a_loss(official: Table) -> None:
     assert box.loss > 20
     assert review.total_loss == pytest.approx(keep_1.loss + keep_2.loss + box.loss)
     assert review.mean_loss == pytest.approx(review.total_loss / 3)
+
+
+def test_the_turn_plan_memo_keeps_the_most_recently_used_plans(
+    official: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from server.solver import policy
+
+    monkeypatch.setattr(policy, "MEMO_PLANS", 2)
+    official.memo.clear()
+    aces, twos, threes = (Scorecard.empty("yahtzee").with_score(b, 1) for b in
+                          (Box.ACES, Box.TWOS, Box.THREES))  # fmt: skip
+    first = turn_plan(official, aces)
+    turn_plan(official, twos)
+    assert turn_plan(official, aces).keep_1 is first.keep_1  # remembered, and now the newest
+    turn_plan(official, threes)  # one too many: the least recently used (twos) goes
+    assert len(official.memo) == 2
+    kept = {policy.position_of(official.rules, c) for c in (aces, threes)}
+    assert {(p.group, p.upper) for p in kept} == set(official.memo)
+    assert turn_plan(official, aces).keep_1 is first.keep_1
