@@ -156,7 +156,7 @@ class Players:
         except _REBUILD_ERRORS as exc:
             log.warning("leaderboards not rebuilt at start: %s", exc)
         rt.service.endings.connect(players.pending.add)
-        rt.service.entry_commits = players.tournaments.on_commit
+        rt.service.entries.connect(players.tournaments.on_commit)
         rt.players = players
         players._task = asyncio.create_task(
             players.archiver.run(settings.poll_seconds), name="archiver"
@@ -168,7 +168,7 @@ class Players:
 
     async def stop(self) -> None:
         self.rt.service.endings.disconnect()
-        self.rt.service.entry_commits = None
+        self.rt.service.entries.disconnect()
         self.rt.players = None
         tasks = [t for t in (self._task, self._tournaments_task) if t is not None]
         for task in tasks:

@@ -98,6 +98,33 @@ class GameEndings:
             await self._listener(room_id, now)
 
 
+EntryListener = Callable[[str, str, int, int, int], Awaitable[None]]
+"""Told (tournament id, entry room id, its total, last seq, now) after each commit of an entry:
+its live leaderboard and when its events became old enough to watch (SPEC.md 13.23)."""
+
+
+class EntryCommits:
+    """Where the service reports each commit of a tournament entry: built with the service,
+    connected to the tournaments when the players part starts and disconnected when it stops
+    (without a database there are no tournaments)."""
+
+    def __init__(self) -> None:
+        self._listener: EntryListener | None = None
+
+    def connect(self, listener: EntryListener) -> None:
+        self._listener = listener
+
+    def disconnect(self) -> None:
+        self._listener = None
+
+    async def committed(
+        self, tournament: str, room_id: str, total: int, last_seq: int, now: int
+    ) -> None:
+        """An entry's commit is written: its total, its last seq and the clock after it."""
+        if self._listener is not None:
+            await self._listener(tournament, room_id, total, last_seq, now)
+
+
 class Seated(msgspec.Struct, frozen=True, omit_defaults=True):
     """A seat a command took or gave: its player id and seat, the seat's token (for its owner
     only, never stored) and the connection that held the seat before (a repeated join)."""

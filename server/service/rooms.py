@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis.exceptions
@@ -44,6 +44,7 @@ from server.service.outcomes import (
     Change,
     CreatedRoom,
     Deliver,
+    EntryCommits,
     GameEndings,
     Outcome,
     ServiceError,
@@ -73,10 +74,6 @@ log = logging.getLogger("yahtzee.service")
 _MAX_ATTEMPTS = 50
 _CACHE_ROOMS = 10_000
 
-EntryListener = Callable[[str, str, int, int, int], Awaitable[None]]
-"""Told (tournament id, entry room id, its total, last seq, now) after each commit of an entry:
-its live leaderboard and when its events became old enough to watch (SPEC.md 13.23)."""
-
 
 def _entry_total(record: room.RoomRecord) -> int:
     """The total of a tournament entry's one player (0 before anyone sits)."""
@@ -99,6 +96,7 @@ class GameService:
         dice: Dice | None = None,
         wake: Wake | None = None,
         endings: GameEndings | None = None,
+        entries: EntryCommits | None = None,
         correspondence: Correspondence | None = None,
     ) -> None:
         self.store = store
@@ -112,7 +110,7 @@ class GameService:
         #: told (room id, now) after the commit that finished a room's game (the archive)
         self.endings = endings or GameEndings()
         #: told after each commit of a tournament entry (its leaderboard and watch times)
-        self.entry_commits: EntryListener | None = None
+        self.entries = entries or EntryCommits()
         #: the deadline schedule, the lobby index and the local wake-ups of its commits
         self.hints = Hints(store, settings, wake, correspondence)
 
@@ -265,10 +263,8 @@ class GameService:
 
     async def _tell_entry(self, room_id: str, record: room.RoomRecord, last_seq: int) -> None:
         tournament = record.meta.tournament
-        if self.entry_commits is None:
-            return
         try:  # the clock after the commit: an event is never dated before it was written
-            await self.entry_commits(
+            await self.entries.committed(
                 tournament, room_id, _entry_total(record), last_seq, self.clock()
             )
         except redis.exceptions.RedisError as exc:  # the close recomputes every total

@@ -72,7 +72,7 @@ async def node(
     tournaments = Tournaments(
         TournamentRepository(database), Standings(store), service, Seats(service), settings
     )
-    service.entry_commits = tournaments.on_commit  # as the players part does when it starts
+    service.entries.connect(tournaments.on_commit)  # as the players part does when it starts
     try:
         yield Node(service, tournaments, Identities(database, ArchiveSettings()), clock)
     finally:
@@ -166,10 +166,9 @@ async def test_a_commit_without_its_time_hides_its_events_until_a_later_one_is_o
     tid = await new_tournament(node, watch_delay_seconds=DELAY)
     ann = await entered(node, tid, "Ann")
     seated = (await whole_log(node, ann))[-1]
-    listener = node.service.entry_commits
-    node.service.entry_commits = None  # the hook that records the time failed for this roll
+    node.service.entries.disconnect()  # the hook that records the time failed for this roll
     rolled = await roll(node, ann)
-    node.service.entry_commits = listener
+    node.service.entries.connect(node.tournaments.on_commit)
     node.clock.advance(DELAY)
     assert await watched(node, tid, ann) == list(range(1, seated + 1))  # less, never more
 
