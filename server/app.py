@@ -44,9 +44,9 @@ from server.players import Players
 from server.service.correspondence import Correspondence
 from server.service.facade import Rooms
 from server.service.quickplay import (
+    ArchiveRatings,
     QuickPlay,
     RatingLookup,
-    ResultRatings,
     SimulatedRatings,
     Timing,
 )
@@ -218,7 +218,9 @@ def _install_sigterm(rt: Runtime) -> Callable[[], None]:
 # -- the app ------------------------------------------------------------------------------------
 
 
-def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Runtime:
+def _runtime(
+    settings: Settings, url: str, embedded: EmbeddedRedis | None, ratings: RatingLookup
+) -> Runtime:
     client = redis_client(url, settings)
     metrics = Metrics()
     store = RedisStore(
@@ -272,6 +274,7 @@ def _runtime(settings: Settings, url: str, embedded: EmbeddedRedis | None) -> Ru
         policy=Policy(computers_after_ms=round(settings.quick_play_computers_after_seconds * 1000)),
         timing=Timing(ttl_ms=round(settings.quick_play_ttl_seconds * 1000)),
         prepare=upkeep.advisor.prepare,
+        ratings=ratings,
     )
     rt = Runtime(
         settings=settings,
@@ -314,11 +317,11 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         embedded = start_embedded(log) if settings.redis_url is None else None
         url = embedded.url if embedded is not None else str(settings.redis_url)
-        rt = _runtime(settings, url, embedded)
-        if ratings is not None:
-            rt.quickplay.ratings = ratings
-        elif settings.quick_play_simulated_ratings:
-            rt.quickplay.ratings = SimulatedRatings()
+        archive_ratings = ArchiveRatings()  # quick play matches on them once the database is up
+        lookup: RatingLookup = ratings or archive_ratings
+        if ratings is None and settings.quick_play_simulated_ratings:
+            lookup = SimulatedRatings()
+        rt = _runtime(settings, url, embedded, lookup)
         lobby = Lobby(
             lambda: http.lobby_body(rt),
             on_error=lambda exc: rt.metrics.redis_errors.labels("lobby").inc(),
@@ -334,12 +337,8 @@ def create_app(
             _preload_tables(rt)
             tasks = background.start_loops(rt)
             players = await Players.start(rt)  # the archive and identities (a database)
-            if (
-                players is not None
-                and ratings is None
-                and not settings.quick_play_simulated_ratings
-            ):
-                rt.quickplay.ratings = ResultRatings(players.ratings)  # matched by rating
+            if players is not None:
+                archive_ratings.connect(players.ratings)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
             # What start-up made (modules, settings, the runtime) lives as long as the process:

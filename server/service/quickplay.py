@@ -47,6 +47,7 @@ from server.storage.quickplay import QueueEntry, QuickPlayQueue, queue_name
 from server.storage.ratings import RatingsStore
 
 __all__ = [
+    "ArchiveRatings",
     "Matched",
     "News",
     "NoRatings",
@@ -84,6 +85,22 @@ class NoRatings:
 
     async def rating_of(self, player_id: str, family: str) -> float | None:
         return None
+
+
+class ArchiveRatings:
+    """The archive's result ratings once the players part connects them (:meth:`connect`, when
+    its database is up), everyone unrated before that and without a database."""
+
+    def __init__(self) -> None:
+        self._ratings: ResultRatings | None = None
+
+    def connect(self, ratings: RatingsStore) -> None:
+        self._ratings = ResultRatings(ratings)
+
+    async def rating_of(self, player_id: str, family: str) -> float | None:
+        if self._ratings is None:
+            return None
+        return await self._ratings.rating_of(player_id, family)
 
 
 class SimulatedRatings:

@@ -22,7 +22,7 @@ from server.ops.database_settings import ArchiveSettings
 from server.service.archiver import Archiver, ratings_teller, review_game
 from server.service.identities import Identities
 from server.service.outcomes import Cached, Change, ServiceError
-from server.service.quickplay import ResultRatings
+from server.service.quickplay import ArchiveRatings
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.settings import Settings
@@ -193,7 +193,9 @@ async def test_a_rated_game_moves_ratings_once_and_tells_the_room_once(
         assert round(mu) == lines[identity]["after"]
         assert sigma < INITIAL_SIGMA
     # quick play matches by this rating (None: a player never rated, a wider window)
-    quick = ResultRatings(RatingsStore(database))
+    quick = ArchiveRatings()
+    assert await quick.rating_of(ann, "yahtzee") is None  # unrated until the archive connects
+    quick.connect(RatingsStore(database))
     assert await quick.rating_of(ann, "yahtzee") == pytest.approx(after_first[ann][0])
     assert await quick.rating_of(ann, "yatzy") is None
     for seat in game_body["players"]:  # luck = final - V0 + loss, exactly
