@@ -58,6 +58,8 @@ class ServerProcess:
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def start(self, timeout: float = 20.0) -> None:
+        """Start the process and wait until it is ready: ``timeout`` seconds on an idle machine,
+        longer on a busy one (:func:`scaled`)."""
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
@@ -68,7 +70,7 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 preexec_fn=self._limit_open_files if self.max_open_files else None,
             )  # fmt: skip
-        self.wait_ready(timeout)
+        self.wait_ready(scaled(timeout))
 
     def _limit_open_files(self) -> None:
         import resource

@@ -125,6 +125,7 @@ const FRIENDLY = {
   tournament_full: "This tournament has all the entries it takes.",
   already_entered: "You have used every entry this tournament allows.",
   not_allowed: "You may not do that here.",
+  watch_not_allowed: "This tournament's games can be watched only after it ends.",
   already_queued: "You are already looking for a game (maybe in another window).",
   not_queued: "You were not waiting for a game any more.",
   // The page's own (the client library and the HTTP helpers).

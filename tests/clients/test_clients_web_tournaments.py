@@ -22,6 +22,7 @@ import secrets
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -34,7 +35,6 @@ from test_clients_web import (  # noqa: F401  (fixtures: pytest finds them by na
     _shot,
     axe_serious,
     browser,
-    db_pages,
     opened_pages,
     small_targets,
 )
@@ -74,21 +74,18 @@ def tournament_database_url(clients_database_url: str) -> Iterator[str]:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-@pytest.fixture(scope="module")
-def tournament_server(
-    redis_server_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    tournament_database_url: str,
-    official_table: object,
+def _tournament_server(
+    redis_server_url: str, workdir: Path, database_url: str, open_to: str
 ) -> Iterator[LiveServer]:
+    """A server of this module's own; ``open_to``: who may create tournaments there."""
     process, server = spawn_server(
         redis_server_url,
         f"tw{secrets.token_hex(4)}:",
-        tmp_path_factory.mktemp("tournament-server"),
+        workdir,
         env={
-            "DATABASE_URL": tournament_database_url,
+            "DATABASE_URL": database_url,
             "YAHTZEE_ADMIN_TOKEN": ADMIN,
-            "YAHTZEE_TOURNAMENTS_OPEN_TO": "identities",
+            "YAHTZEE_TOURNAMENTS_OPEN_TO": open_to,
             "YAHTZEE_DAILY_TOURNAMENT": "0",
             "YAHTZEE_TOURNAMENT_POLL_SECONDS": "0.2",
             "YAHTZEE_ARCHIVE_POLL_SECONDS": "0.1",
@@ -99,6 +96,47 @@ def tournament_server(
         yield server
     finally:
         stop_server(process)
+
+
+@pytest.fixture(scope="module")
+def tournament_server(
+    redis_server_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    tournament_database_url: str,
+    official_table: object,
+) -> Iterator[LiveServer]:
+    """Players may create tournaments here."""
+    yield from _tournament_server(
+        redis_server_url,
+        tmp_path_factory.mktemp("tournament-server"),
+        tournament_database_url,
+        "identities",
+    )
+
+
+@pytest.fixture(scope="module")
+def operator_only_server(
+    redis_server_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    tournament_database_url: str,
+    official_table: object,
+) -> Iterator[LiveServer]:
+    """Only the operator creates tournaments here (the default)."""
+    yield from _tournament_server(
+        redis_server_url,
+        tmp_path_factory.mktemp("operator-only-server"),
+        tournament_database_url,
+        "admin",
+    )
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def operator_only_pages(
+    browser: Any,  # noqa: F811
+    operator_only_server: LiveServer,
+) -> AsyncIterator[Pages]:
+    async with opened_pages(browser, operator_only_server) as opened:
+        yield opened
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -363,13 +401,14 @@ async def test_another_tab_resumes_the_unfinished_entry(cup_pages: Pages) -> Non
 
 
 async def test_the_create_form_stays_hidden_where_only_the_operator_creates(
-    db_pages: Pages,  # noqa: F811
+    operator_only_pages: Pages,
 ) -> None:
     from playwright.async_api import expect
 
-    context = await db_pages.context()
-    await remembered(context, db_pages.server, f"Op Only {secrets.randbelow(10**5)}")
-    page = await db_pages.open("/#/tournaments", context=context)
+    pages = operator_only_pages
+    context = await pages.context()
+    await remembered(context, pages.server, f"Op Only {secrets.randbelow(10**5)}")
+    page = await pages.open("/#/tournaments", context=context)
     await expect(page.locator("#tournaments")).to_be_visible()
     # The page asked the server (the answer: not for players), then left the form hidden.
     await page.wait_for_function("window.yahtzee.mayCreateTournaments === false")
