@@ -22,6 +22,9 @@ DOCUMENTS = (
     BENCH_DIR / "BENCHMARKS.md",
     BENCH_DIR / "BENCHMARKS-METHOD.md",
     BENCH_DIR / "BENCHMARKS-HISTORY.md",
+    ROOT / "server" / "RELIABILITY.md",
+    ROOT / "server" / "RELIABILITY-HISTORY.md",
+    ROOT / "clients" / "README.md",
 )
 
 _FENCE = re.compile(r"^```.*?^```", flags=re.M | re.S)
