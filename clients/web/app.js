@@ -1816,7 +1816,7 @@ function verifyHint(t, row) {
     el("a", { href: routeHash({ view: "replay", room: row.room, invite }),
       "aria-label": `Replay the entry of ${row.name}` }, "Replay"), " · verify: ",
     el("code", {}, `yahtzee verify ${row.room} --tournament ${t.tournament}` +
-      (invite ? ` --invite-code ${invite}` : "")));
+      (invite ? ` --invite-code=${invite}` : "")));
 }
 
 /** The step that shows turn `turn` (after its roll `roll`, when given). */

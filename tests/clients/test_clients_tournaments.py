@@ -207,7 +207,7 @@ async def test_a_closed_tournament_is_said_so_and_its_entries_verify(
     assert code == 1  # invite-only: without its code the tournament does not exist
     assert "tournament_not_found" in out
     code, out = await cli(capsys, "tournament", "enter", tid, "--no-play",
-                          "--invite-code", invite, "--url", db_server.http)  # fmt: skip
+                          f"--invite-code={invite}", "--url", db_server.http)  # fmt: skip
     assert code == 0, out
     [seat] = kept_seats(seat_file, db_server.http)
     async with Client(db_server.ws) as client:  # the library plays the kept seat
@@ -227,7 +227,7 @@ async def test_a_closed_tournament_is_said_so_and_its_entries_verify(
     assert f"{tid} is closed: play is over" in out
 
     verify = ("tournament", "verify", tid, "--room", row["room"], "--url", db_server.http,
-              "--invite-code", row["invite_code"], "--tournament-invite", invite)  # fmt: skip
+              f"--invite-code={row['invite_code']}", f"--tournament-invite={invite}")  # fmt: skip
     code, out = await cli(capsys, *verify)
     assert code == 0, out
     assert "verdict: verified" in out

@@ -295,7 +295,7 @@ async def test_a_player_enters_plays_and_sees_the_standings_then_the_final_resul
     assert entry["room"] == room
     await expect(mine.locator("td").nth(3)).to_have_text(re.compile(r"^\d+%$"))
     await expect(mine.locator(".verify-hint code")).to_have_text(
-        f"yahtzee verify {room} --tournament {tid} --invite-code {entry['invite_code']}"
+        f"yahtzee verify {room} --tournament {tid} --invite-code={entry['invite_code']}"
     )
     seed = (await page.evaluate("window.yahtzee.tournament.data.seed")) or ""
     assert len(seed) == 64
