@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 
+from clients.verify import service_url
 from protocol import (
     Encoding,
     ExtraYahtzees,
@@ -23,22 +24,9 @@ from protocol import (
     Toggle,
 )
 
-__all__ = ["register"]
+__all__ = ["register", "service_url"]
 
 DEFAULT_URL = "ws://127.0.0.1:8000/ws"
-
-
-def service_url(value: str) -> str:
-    """The WebSocket URL for ``--url`` / ``$YAHTZEE_URL``: a ws(s):// URL as given; an
-    http(s):// address (what ``serve`` prints) or a bare ``host:port`` becomes ``ws(s)://.../ws``."""
-    url = value.strip()
-    if "://" not in url:
-        url = "ws://" + url
-    scheme, rest = url.split("://", 1)
-    scheme = {"http": "ws", "https": "wss"}.get(scheme.lower(), scheme.lower())
-    if "/" not in rest.rstrip("/"):
-        rest = rest.rstrip("/") + "/ws"
-    return f"{scheme}://{rest}"
 
 
 def _add_url(parser: argparse.ArgumentParser) -> None:

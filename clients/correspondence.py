@@ -13,21 +13,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from clients.players import PlayersError, default_player_file, fetch_turns, load_guest
-from clients.seats import KIND_CORRESPONDENCE, KeptSeat, default_seat_file, keep_seat, kept_seat
-from clients.verify import http_url
+from clients.seats import default_seat_file, keep_correspondence_seat, kept_seat
+from clients.verify import http_url, service_url
 
 __all__ = ["keep_correspondence_seat", "register", "turn_line"]
 
 ELSEWHERE = "(joined elsewhere: play it there)"
-
-
-def keep_correspondence_seat(seat_file: Path, base_url: str, room: str, token: str) -> None:
-    """Keep the seat token of a correspondence room to come back with ``turns --play``."""
-    keep_seat(seat_file, base_url, KeptSeat(room=room, token=token, kind=KIND_CORRESPONDENCE))
 
 
 def turn_line(entry: dict[str, Any], now_ms: int, *, playable: bool = True) -> str:
@@ -56,7 +50,6 @@ def _list(base: str, player: str, token: str) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from clients.cli import service_url
     from clients.tui_seat import SeatApp
 
     seat = kept_seat(default_seat_file(), http_url(args.url), args.play)

@@ -29,6 +29,7 @@ __all__ = [
     "KeptSeat",
     "default_seat_file",
     "forget_seat",
+    "keep_correspondence_seat",
     "keep_seat",
     "kept_seat",
     "kept_seats",
@@ -151,3 +152,8 @@ async def seat_status(ws_url: str, seat: KeptSeat) -> RoomStatus | None:
             return model.status
     except CommandError:
         return None
+
+
+def keep_correspondence_seat(seat_file: Path, base_url: str, room: str, token: str) -> None:
+    """Keep the seat token of a correspondence room to come back with ``turns --play``."""
+    keep_seat(seat_file, base_url, KeptSeat(room=room, token=token, kind=KIND_CORRESPONDENCE))

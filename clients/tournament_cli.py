@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from clients.cli import service_url
 from clients.client import ClientClosedError, ConnectionFailedError
 from clients.players import PlayersError, default_player_file, load_guest, remembered_guest
 from clients.seats import KeptSeat, default_seat_file
@@ -34,7 +33,7 @@ from clients.tournaments import (
     unfinished_entry,
     verify,
 )
-from clients.verify import DEFAULT_URL, FetchError, http_url
+from clients.verify import DEFAULT_URL, FetchError, http_url, service_url
 from protocol.fairdice import Status
 
 __all__ = ["parse_duration", "register"]

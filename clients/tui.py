@@ -65,7 +65,6 @@ from textual.widgets import (
 )
 
 from clients.client import Client, ClientClosedError, CommandError, ConnectionFailedError
-from clients.correspondence import keep_correspondence_seat
 from clients.model import RoomModel
 from clients.players import (
     Guest,
@@ -74,7 +73,7 @@ from clients.players import (
     forget_guest,
     remembered_guest,
 )
-from clients.seats import default_seat_file
+from clients.seats import default_seat_file, keep_correspondence_seat
 from clients.verify import FetchError, fetch_analysis, http_url
 from protocol import (
     BonusTaken,

@@ -33,6 +33,7 @@ __all__ = [
     "http_url",
     "register",
     "run",
+    "service_url",
 ]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -42,6 +43,19 @@ TIMEOUT_SECONDS = 10.0
 EXIT_CODES: dict[Status, int] = {Status.VERIFIED: 0, Status.MISMATCH: 1, Status.UNVERIFIABLE: 2}
 """Exit status of ``yahtzee verify`` for each verdict (2 also when the log cannot be read)."""
 EXIT_UNREADABLE = 2
+
+
+def service_url(value: str) -> str:
+    """The WebSocket URL for ``--url`` / ``$YAHTZEE_URL``: a ws(s):// URL as given; an
+    http(s):// address (what ``serve`` prints) or a bare ``host:port`` becomes ``ws(s)://.../ws``."""
+    url = value.strip()
+    if "://" not in url:
+        url = "ws://" + url
+    scheme, rest = url.split("://", 1)
+    scheme = {"http": "ws", "https": "wss"}.get(scheme.lower(), scheme.lower())
+    if "/" not in rest.rstrip("/"):
+        rest = rest.rstrip("/") + "/ws"
+    return f"{scheme}://{rest}"
 
 
 def http_url(value: str) -> str:
