@@ -38,7 +38,9 @@ __all__ = [
     "forget_guest",
     "guest_name",
     "load_guest",
+    "read_private_json",
     "remembered_guest",
+    "write_private_json",
 ]
 
 TIMEOUT_SECONDS = 10.0
@@ -176,7 +178,8 @@ def default_player_file() -> Path:
     return Path(config) / "yahtzee" / "players.json"
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_private_json(path: Path) -> dict[str, Any]:
+    """The JSON object kept in ``path`` (empty when missing or unreadable)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -186,7 +189,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def load_guest(path: Path, base_url: str) -> Guest | None:
     """The guest kept in ``path`` for the server at ``base_url`` (one per server), or None."""
-    entry = _read(path).get(base_url.rstrip("/"))
+    entry = read_private_json(path).get(base_url.rstrip("/"))
     if not isinstance(entry, dict):
         return None
     try:
@@ -196,7 +199,7 @@ def load_guest(path: Path, base_url: str) -> Guest | None:
 
 
 def _save(path: Path, base_url: str, guest: Guest | None) -> None:
-    data = _read(path)
+    data = read_private_json(path)
     if guest is None:
         data.pop(base_url.rstrip("/"), None)
     else:
@@ -205,12 +208,18 @@ def _save(path: Path, base_url: str, guest: Guest | None) -> None:
             "name": guest.name,
             "token": guest.token,
         }
+    write_private_json(path, data)
+
+
+def write_private_json(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` with ``data``, atomically, readable by its owner only (it holds
+    tokens: secrets, from the file's creation on)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # The tokens are secrets: the file is readable by its owner only, from its creation on.
-    fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    temporary = path.with_suffix(".tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump(data, out, indent=2)
-    os.replace(path.with_suffix(".tmp"), path)
+    os.replace(temporary, path)
 
 
 def forget_guest(path: Path, base_url: str) -> None:

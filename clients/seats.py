@@ -13,14 +13,13 @@ play it, only list it.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from clients.client import Client, CommandError
-from clients.players import default_player_file
+from clients.players import default_player_file, read_private_json, write_private_json
 from protocol import RoomStatus
 
 __all__ = [
@@ -70,24 +69,6 @@ def default_seat_file(player_file: Path | None = None) -> Path:
     return (player_file or default_player_file()).with_name("seats.json")
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    # The tokens are secrets: the file is readable by its owner only, from its creation on.
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump(data, out, indent=2)
-    os.replace(temporary, path)
-
-
 def _seat(room: str, fields: Any) -> KeptSeat | None:
     if not isinstance(fields, dict):
         return None
@@ -106,7 +87,7 @@ def _seat(room: str, fields: Any) -> KeptSeat | None:
 
 def kept_seats(path: Path, base_url: str) -> list[KeptSeat]:
     """The seats kept for the server at ``base_url``, oldest first."""
-    rooms = _read(path).get(base_url.rstrip("/"))
+    rooms = read_private_json(path).get(base_url.rstrip("/"))
     if not isinstance(rooms, dict):
         return []
     seats = (_seat(room, fields) for room, fields in rooms.items())
@@ -120,7 +101,7 @@ def kept_seat(path: Path, base_url: str, room: str) -> KeptSeat | None:
 
 def keep_seat(path: Path, base_url: str, seat: KeptSeat) -> None:
     """Keep ``seat`` (replacing one kept in the same room), the newest last."""
-    data = _read(path)
+    data = read_private_json(path)
     server = base_url.rstrip("/")
     rooms = data.get(server)
     rooms = dict(rooms) if isinstance(rooms, dict) else {}
@@ -129,15 +110,15 @@ def keep_seat(path: Path, base_url: str, seat: KeptSeat) -> None:
     del fields["room"]
     rooms[seat.room] = fields
     data[server] = dict(list(rooms.items())[-MAX_SEATS_PER_SERVER:])
-    _write(path, data)
+    write_private_json(path, data)
 
 
 def forget_seat(path: Path, base_url: str, room: str) -> None:
     """Drop the seat kept in ``room`` (its game is over, or its token was refused)."""
-    data = _read(path)
+    data = read_private_json(path)
     rooms = data.get(base_url.rstrip("/"))
     if isinstance(rooms, dict) and rooms.pop(room, None) is not None:
-        _write(path, data)
+        write_private_json(path, data)
 
 
 async def seat_status(ws_url: str, seat: KeptSeat) -> RoomStatus | None:
