@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import msgpack
 import pytest
+from procs import scaled
 from test_clients_model import lobby_snapshot
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.typing import Subprotocol
@@ -128,7 +129,7 @@ async def test_a_silent_peer_is_replaced_after_the_pong_timeout(peer: Peer) -> N
     await client.connect()
     try:
         first = await peer.connected.get()
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await peer.connected.get()  # the client gave up on the first and came back
             await first.wait_closed()
         assert len(peer.connections) >= 2
@@ -145,7 +146,7 @@ async def test_a_restart_1012_reconnects_and_resumes_watching(peer: Peer) -> Non
         await first.send(encode(Spectators(room="r1", seq=1, count=1), Encoding.MSGPACK))
         await peer.next_command(Spectate)
         await first.close(1012, "restart")
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await peer.connected.get()
             resumed = await peer.next_command(Spectate)
         assert isinstance(resumed, Spectate)
@@ -155,7 +156,7 @@ async def test_a_restart_1012_reconnects_and_resumes_watching(peer: Peer) -> Non
         await second.send(encode(Spectators(room="r1", seq=1, count=1), Encoding.MSGPACK))
         await second.send(encode(Spectators(room="r1", seq=2, count=2), Encoding.MSGPACK))
         seen = []
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             async for update in client.events():
                 seen.append(update.seq)
                 if update.seq == 2:
@@ -170,7 +171,7 @@ async def test_a_normal_close_ends_the_client(peer: Peer) -> None:
     await client.connect()
     ws = await peer.connected.get()
     await ws.close(1000, "bye")
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(scaled(10)):
         updates = [u async for u in client.events()]
     assert updates == []
     assert client.status == "closed"
@@ -188,7 +189,7 @@ async def test_a_seq_gap_forces_a_resync(peer: Peer) -> None:
         await ws.send(encode(lobby_snapshot(), Encoding.MSGPACK))
         await ws.send(encode(Spectators(room="r1", seq=1, count=1), Encoding.MSGPACK))
         await ws.send(encode(Spectators(room="r1", seq=3, count=3), Encoding.MSGPACK))
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await peer.connected.get()
             resumed = await peer.next_command(Spectate)
             while getattr(resumed, "last_seq", None) is None:
@@ -216,7 +217,7 @@ async def test_a_join_whose_ack_was_lost_is_resent_with_its_id_and_join_key(peer
     await client.connect()
     try:
         joining = asyncio.create_task(client.join("r1", "Ann"))
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             first = await peer.next_command(Join)
             await client.drop_connection()
             resent = await peer.next_command(Join)
@@ -237,7 +238,7 @@ async def test_a_spectate_whose_ack_was_lost_is_answered_by_the_resume(peer: Pee
     await client.connect()
     try:
         watching = asyncio.create_task(client.spectate("r1"))
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             first = await peer.next_command(Spectate)
             await client.drop_connection()
             resumed = await peer.next_command(Spectate)
@@ -263,11 +264,11 @@ async def test_commands_waiting_for_a_reconnect_fail_when_the_client_closes(peer
     await client.connect()
     ws = await peer.connected.get()
     await ws.close(1011, "crash")
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(scaled(10)):
         await reconnecting.wait()
     waiting = [asyncio.create_task(client.list_rooms()), asyncio.create_task(client.ping())]
     await client.close()
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(scaled(10)):
         for task in waiting:
             with pytest.raises(ClientClosedError):
                 await task
@@ -280,7 +281,7 @@ async def test_a_resume_before_any_event_asks_for_a_snapshot(peer: Peer) -> None
         await client.spectate("r1")
         await peer.next_command(Spectate)
         await client.drop_connection()  # before the snapshot: nothing seen of the room yet
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             resumed = await peer.next_command(Spectate)
         assert isinstance(resumed, Spectate)
         # last_seq 0 would ask for a replay from seq 1, with no snapshot to build the model on.

@@ -36,6 +36,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from clients_live import LiveServer, spawn_server, stop_server
+from procs import scaled
 
 from clients.client import Client
 from clients.strategy import decide
@@ -518,7 +519,7 @@ async def test_lobby_yatzy_confirmations_resume_and_leave(pages: Pages) -> None:
         await again.click("#confirm-yes")
         await expect(again.locator("#lobby")).to_be_visible()
         await expect(again.locator("#resume")).to_be_hidden()
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(scaled(20)):
             await friend.wait_for(lambda m: any(p.forfeited for p in m.players))
 
 
@@ -562,12 +563,12 @@ async def test_private_room_by_shared_link(pages: Pages) -> None:
         assert shared == f"{pages.server.http}/#/room/{created.room}?invite={created.invite_code}"
 
         assert urllib.parse.urlsplit(shared).query == ""  # all of it in the fragment
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(scaled(20)):
             await host.wait_for(lambda m: len(m.players) == 2)
 
         await guest.click("#leave")  # in the lobby: no forfeit, no question
         await expect(guest.locator("#lobby")).to_be_visible()
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(scaled(20)):
             await host.wait_for(lambda m: len(m.players) == 1)
         assert await guest.evaluate("localStorage.getItem('yahtzee.session')") is None
 
@@ -1214,7 +1215,7 @@ async def test_phone_tap_targets_current_column_and_a_still_celebration(pages: P
         await bots[0].start()
         # Six players move; the seventh's column is scrolled into the scorecard's box.
         for bot in bots[:6]:
-            async with asyncio.timeout(20):
+            async with asyncio.timeout(scaled(20)):
                 await bot.wait_for(
                     lambda m, b=bot: m.current_player == b.player and m.phase == "awaiting_roll"
                 )
@@ -1495,7 +1496,7 @@ async def test_the_page_remembers_the_player_profile_history_and_archived_replay
     assert "token" not in who  # not even the page's debugging handle shows it
 
     # The game is archived under the player.
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         while True:
             try:
                 game = await asyncio.to_thread(fetch_game, db_pages.server.http, room)
@@ -1861,7 +1862,7 @@ async def test_the_page_shows_the_leaderboards_with_the_player_on_them(db_pages:
     name = f"Lea Board {secrets.randbelow(10**5)}"
     room, total = await play_solo_on_the_page(page, name)
     who = await page.evaluate("window.yahtzee.identity")
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         while True:
             try:
                 await asyncio.to_thread(fetch_game, db_pages.server.http, room)

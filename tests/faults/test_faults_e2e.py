@@ -44,7 +44,7 @@ from faultkit import (
     tracebacks,
     until,
 )
-from procs import ServerProcess
+from procs import ServerProcess, scaled
 from websockets.typing import Subprotocol
 
 DELAY = 0.03  # seconds a bot waits before each action: games last a few seconds
@@ -175,7 +175,7 @@ async def test_a_command_refused_as_unavailable_runs_when_resent_with_its_id(
 
         async def call(command_id: str, kind: str, **fields: object) -> dict[str, Any]:
             await ws.send(json.dumps({"type": kind, "id": command_id, **fields}))
-            async with asyncio.timeout(15):
+            async with asyncio.timeout(scaled(15)):
                 while True:
                     message = json.loads(await ws.recv())
                     if message.get("id") == command_id:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
-from procs import ServerProcess
+from procs import ServerProcess, scaled
 
 TIMEOUT = 15.0
 
@@ -69,14 +69,14 @@ class LobbyStream:
         def found() -> Any:
             return next((item for item in seen if predicate(item)), None)
 
-        async with asyncio.timeout(within), self._changed:
+        async with asyncio.timeout(scaled(within)), self._changed:
             while (item := found()) is None:
                 assert not self._task.done(), "the stream ended"
                 await self._changed.wait()
             return item
 
     async def wait_ended(self, within: float = TIMEOUT) -> None:
-        async with asyncio.timeout(within):
+        async with asyncio.timeout(scaled(within)):
             await self._task  # raises if the stream broke instead of ending
         assert self.ended
 

@@ -17,12 +17,13 @@ from typing import Any
 import httpx
 import msgpack
 import websockets
+from procs import scaled
 from websockets.asyncio.client import ClientConnection
 
 from protocol.codec import decode_server, to_dict
 from protocol.transport import SUBPROTOCOLS
 
-TIMEOUT = 15.0
+TIMEOUT = 15.0  # on an idle machine; every wait scales it by the load (procs.scaled)
 Msg = dict[str, Any]
 
 
@@ -80,7 +81,7 @@ class WsClient:
                 self._changed.notify_all()
 
     async def wait_for(self, predicate: Callable[[], Any], within: float = TIMEOUT) -> Any:
-        async with asyncio.timeout(within), self._changed:
+        async with asyncio.timeout(scaled(within)), self._changed:
             while True:
                 value = predicate()
                 if value:
@@ -94,7 +95,7 @@ class WsClient:
 
     async def wait_closed(self, within: float = TIMEOUT) -> int | None:
         assert self._task is not None
-        async with asyncio.timeout(within):
+        async with asyncio.timeout(scaled(within)):
             await asyncio.shield(self._task)
         return self.close_code
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
-from procs import BOTH_BACKENDS, async_client
+from procs import BOTH_BACKENDS, async_client, scaled
 
 import protocol.messages as pm
 from server.boundary import wire
@@ -48,7 +48,7 @@ class Sink:
         self.changed.set()
 
     async def until(self, seq: int) -> None:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             while not self.seqs or self.seqs[-1] < seq:
                 self.changed.clear()
                 await self.changed.wait()
@@ -183,7 +183,7 @@ async def test_a_failed_subscription_is_forgotten_and_typed(
             await feed.subscribe("f6", 0, Sink())
     assert feed.rooms() == []
     sink = Sink()
-    async with asyncio.timeout(4):
+    async with asyncio.timeout(scaled(4)):
         await feed.subscribe("f6", 0, sink)
     await room.commit(1)
     await sink.until(1)

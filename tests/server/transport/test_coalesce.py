@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from procs import scaled
 
 from server.transport.coalesce import CoalescingTransport, Flag, Inbox
 
@@ -66,7 +67,7 @@ async def test_writes_of_one_turn_go_out_together_in_order(
     await asyncio.sleep(0)
     assert writes == [b"ack;event-1;event-2;"]
     transport.write(b"next")
-    await asyncio.wait_for(wait_for_bytes(peer, 24), 5)
+    await asyncio.wait_for(wait_for_bytes(peer, 24), scaled(5))
     assert bytes(peer.data) == b"ack;event-1;event-2;next"
     assert writes == [b"ack;event-1;event-2;", b"next"]
 
@@ -77,7 +78,7 @@ async def test_close_sends_what_was_queued_first(
     transport, peer, _ = pair
     transport.write(b"last frame")
     transport.close()
-    await asyncio.wait_for(peer.ended, 5)
+    await asyncio.wait_for(peer.ended, scaled(5))
     assert bytes(peer.data) == b"last frame"
     assert transport.is_closing()  # the rest is the real transport's
 
@@ -88,7 +89,7 @@ async def test_abort_drops_what_was_queued(
     transport, peer, writes = pair
     transport.write(b"never sent")
     transport.abort()
-    await asyncio.wait_for(peer.ended, 5)
+    await asyncio.wait_for(peer.ended, scaled(5))
     await asyncio.sleep(0)
     assert writes == []
     assert peer.data == b""
@@ -109,7 +110,10 @@ async def test_the_inbox_hands_messages_over_in_order_and_waits_when_empty() -> 
     await asyncio.sleep(0)
     assert not reader.done()
     inbox.put_nowait({"type": "websocket.disconnect", "code": 1000})
-    assert await asyncio.wait_for(reader, 5) == {"type": "websocket.disconnect", "code": 1000}
+    assert await asyncio.wait_for(reader, scaled(5)) == {
+        "type": "websocket.disconnect",
+        "code": 1000,
+    }
 
 
 async def test_a_reader_cancelled_while_it_waits_takes_no_message() -> None:
@@ -120,18 +124,21 @@ async def test_a_reader_cancelled_while_it_waits_takes_no_message() -> None:
     with pytest.raises(asyncio.CancelledError):
         await reader
     inbox.put_nowait({"type": "websocket.receive", "bytes": b"kept"})
-    assert await asyncio.wait_for(inbox.get(), 5) == {"type": "websocket.receive", "bytes": b"kept"}
+    assert await asyncio.wait_for(inbox.get(), scaled(5)) == {
+        "type": "websocket.receive",
+        "bytes": b"kept",
+    }
 
 
 async def test_the_flag_lets_writers_through_while_set_and_holds_them_while_clear() -> None:
     flag = Flag()
     assert flag.is_set()
-    await asyncio.wait_for(flag.wait(), 1)  # set: no wait
+    await asyncio.wait_for(flag.wait(), scaled(1))  # set: no wait
     flag.clear()
     waiting = [asyncio.ensure_future(flag.wait()) for _ in range(2)]
     await asyncio.sleep(0)
     assert not any(w.done() for w in waiting)
     waiting[0].cancel()  # one writer gives up: the other still gets through
     flag.set()
-    await asyncio.wait_for(waiting[1], 5)
+    await asyncio.wait_for(waiting[1], scaled(5))
     assert waiting[0].cancelled()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import uvicorn
 import websockets
+from procs import scaled
 from uvicorn.server import ServerState
 
 from server.transport.coalesce import CoalescingWebSocketProtocol
@@ -78,7 +79,7 @@ async def test_an_upgraded_connection_keeps_no_http_protocol_and_no_handshake(
 ) -> None:
     async with websockets.connect(f"ws://127.0.0.1:{served.port}/") as ws:
         await ws.send(b"one")
-        assert await asyncio.wait_for(ws.recv(), 5) == b"one"
+        assert await asyncio.wait_for(ws.recv(), scaled(5)) == b"one"
         assert len(served.http) == 1
         assert served.http[0]() is None  # the HTTP protocol is gone while the socket is open
         (protocol,) = served.state.connections
@@ -89,4 +90,4 @@ async def test_an_upgraded_connection_keeps_no_http_protocol_and_no_handshake(
         parsed = protocol.conn.parser.gi_frame.f_locals.get("request")
         assert parsed is None or len(parsed.headers) == 0
         await ws.send(b"two")
-        assert await asyncio.wait_for(ws.recv(), 5) == b"two"
+        assert await asyncio.wait_for(ws.recv(), scaled(5)) == b"two"

@@ -8,7 +8,7 @@ import json
 import re
 import socket
 
-from procs import StartServer
+from procs import StartServer, scaled
 from wsclient import WsClient, http_get
 
 
@@ -65,7 +65,7 @@ async def test_client_that_stops_reading_is_dropped_and_the_room_goes_on(
         sock.settimeout(10)
         with contextlib.suppress(OSError):  # the server may close us before reading them all
             await asyncio.to_thread(sock.sendall, b"".join(frames))
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             while await slow_clients_closed(server.http) < 1:
                 # the player plays on meanwhile: every command is answered at once
                 reply = await player.ok("hold" if i % 2 else "release", dice=[0, 1])

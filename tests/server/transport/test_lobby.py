@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
+from procs import scaled
+
 from server.transport.lobby import Lobby, event_frame
 
 
@@ -25,13 +27,13 @@ class Source:
 
 
 async def next_chunk(stream: AsyncIterator[bytes]) -> bytes:
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(scaled(5)):
         return await anext(stream)
 
 
 async def until(predicate: Callable[[], bool]) -> None:
     """Let the producer run until ``predicate`` holds (a poll with a deadline)."""
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(scaled(5)):
         while not predicate():  # noqa: ASYNC110 - the state is the lobby's, it has no event
             await asyncio.sleep(0)
 
@@ -61,7 +63,7 @@ async def test_one_producer_feeds_every_watcher_and_a_slow_one_gets_the_newest()
     assert await next_chunk(late) == event_frame(b'{"rooms":[3]}')
     lobby.close()  # every stream ends, without sending what was pending
     for stream in (*streams, late):
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(scaled(5)):
             assert [chunk async for chunk in stream] == []
     await lobby.stop()
 

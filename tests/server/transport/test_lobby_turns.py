@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from procs import scaled
 
 from server.service.correspondence import TurnNotices
 from server.transport.lobby import Lobby, Watcher, event_frame
@@ -47,7 +48,7 @@ class Lists:
 
 async def until(predicate: Callable[[], bool]) -> None:
     """Let the task run until ``predicate`` holds (a poll with a deadline)."""
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(scaled(5)):
         while not predicate():  # noqa: ASYNC110 - the state is the watcher's, it has no event
             await asyncio.sleep(0)
 
@@ -107,7 +108,7 @@ async def test_the_stream_sends_the_rooms_and_the_turns_that_wait() -> None:
     await until(lambda: watcher.latest is not None)
     watcher.offer_turns(frame(turns("r1")))
     watcher.offer_turns(frame(turns("r2")))  # a slow reader gets only the newest list
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(scaled(5)):
         assert await anext(stream) == event_frame(b'{"rooms":[]}') + frame(turns("r2"))
     await lobby.stop()
 

@@ -139,7 +139,7 @@ async def test_heartbeat_timeout_closes_with_1011(start_server: StartServer) -> 
         await writer.drain()
         texts: list[dict[str, object]] = []
         close: Close | None = None
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             while close is None:
                 data = await reader.read(65536)
                 if not data:
@@ -248,7 +248,7 @@ async def test_welcome_follows_the_pong_of_the_ping_sent_with_the_handshake(
         client.send_request(client.connect())
         writer.write(b"".join(client.data_to_send()))
         frames: list[Frame] = []
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             while not any(frame.opcode is Opcode.TEXT for frame in frames):
                 data = await reader.read(65536)
                 assert data, "closed before the welcome"
