@@ -40,8 +40,10 @@ client (from the later of its disruption and the fault's end to its next ack or 
 back before the fault's end was noted), server RSS, Redis ``used_memory`` (all nodes of the
 Cluster) and each server's open descriptors sampled every ``--sample-every`` seconds, with a
 least-squares slope after ``--warmup`` minutes (and ``--segment-warmup`` seconds after each
-restart: a restart starts a new segment; the slope is pooled over the segments, each with its
-own intercept), and tracebacks in the server logs. Descriptors are counted as "other"
+restart: a restart starts a new segment; for a process restarted three times or more, whose
+lives are mostly warm-up, the slope judged is across its lives, of each life's mean at the same
+age, and the pooled slope within its lives is printed beside it), and tracebacks in the server
+logs. Descriptors are counted as "other"
 descriptors: all of the process's minus its ESTABLISHED client connections (those follow the
 clients, which move from a killed process to the other one).
 
@@ -273,6 +275,29 @@ class Series:
             if warmup <= t <= until and t >= self.starts[k] + segment_warmup
         ]
         return pooled_slope(kept)
+
+    def slope_across_restarts(
+        self, warmup: float, segment_warmup: float, until: float, window: float = 60.0
+    ) -> tuple[float, float]:
+        """For a process that restarts (a segment each life): the slope per minute, across the
+        run, of each life's mean value at the same age (``segment_warmup`` to ``segment_warmup
+        + window`` seconds after its start), and the minutes between the first and the last such
+        point. Growth within a life is its warm-up; growth from one life to the next at the same
+        age is what a leak in shared state (Redis, the disk, the other process) would show."""
+        lives: dict[Any, list[tuple[float, float]]] = {}
+        for k, t, v in self.points:
+            age = t - self.starts[k]
+            if warmup <= t <= until and segment_warmup <= age <= segment_warmup + window:
+                lives.setdefault(k, []).append((t, v))
+        points = [
+            ("run", sum(t for t, _ in s) / len(s) / 60, sum(v for _, v in s) / len(s))
+            for s in lives.values()
+        ]
+        return pooled_slope(points) if len(points) >= 2 else (math.nan, 0.0)
+
+    @property
+    def restarts(self) -> int:
+        return max(0, len(self.starts) - 1)
 
     @property
     def last(self) -> float:
@@ -1154,10 +1179,34 @@ class Soak:
         )
         out: dict[str, tuple[float, float]] = {}
         for name in self.rss:
-            out[f"rss {name}"] = self.rss[name].slope_per_minute(*window)
-            out[f"fds {name}"] = self.fds[name].slope_per_minute(*window)
+            out[f"rss {name}"] = self._slope(self.rss[name], window)
+            out[f"fds {name}"] = self._slope(self.fds[name], window)
         out["redis"] = self.redis_memory.slope_per_minute(*window)
         return out if with_cover else {k: v[0] for k, v in out.items()}
+
+    @staticmethod
+    def _slope(series: Series, window: tuple[float, float, float]) -> tuple[float, float]:
+        """A process that ran the whole phase: its slope after the warm-up. One that was killed
+        and restarted (lives of a few minutes, each mostly warm-up): the slope across its
+        lives at the same age (:meth:`Series.slope_across_restarts`)."""
+        if series.restarts < 3:
+            return series.slope_per_minute(*window)
+        return series.slope_across_restarts(*window)
+
+    def warmup_slopes(self) -> dict[str, float]:
+        """The pooled slopes within the lives of restarted processes (their warm-up, shown but
+        not judged)."""
+        window = (
+            self.options.warmup_minutes(self.options.minutes) * 60,
+            self.options.segment_warmup,
+            self.options.minutes * 60,
+        )
+        out = {}
+        for name, series in self.rss.items():
+            if series.restarts >= 3:
+                out[f"rss {name}"] = series.slope_per_minute(*window)[0]
+                out[f"fds {name}"] = self.fds[name].slope_per_minute(*window)[0]
+        return out
 
     def timeline(self) -> list[str]:
         """RSS (MiB), descriptors (all / other) and Redis memory (MiB) every tenth of the run
@@ -1321,6 +1370,9 @@ class Soak:
                 _round(self.redis_memory.peak / KIB),
             ),
             "slopes (KiB/min, fds/min)": {k: _round(v, 2) for k, v in slopes.items()},
+            "slopes within lives of a restarted process (warm-up, not judged)": {
+                k: _round(v, 2) for k, v in self.warmup_slopes().items()
+            },
             "warm-up min": o.warmup_minutes(o.minutes),
             "lobby": {
                 "events": self.lobby_events,
