@@ -22,12 +22,33 @@ async def public_rooms(rt: Runtime, limit: int) -> list[pm.RoomSummary]:
     now, writes = rt.service.clock(), rt.service.index_writes
     cached = rt.lobby_cache
     if cached is None or now - cached[0] >= LOBBY_CACHE_MS or cached[1] != writes:
-        raw = [json.loads(s) for s in await rt.store.index_list(now, 1000)]
-        live = [s for s in raw if s.get("public") and not _ghost(s, now)]
-        cached = rt.lobby_cache = (now, writes, [views.room_summary(s) for s in live])
+        entries = _decoded(rt, await rt.store.index_list(now, 1000))
+        live = [summary for summary, ghost_at in entries if ghost_at is None or ghost_at > now]
+        cached = rt.lobby_cache = (now, writes, live)
     return cached[2][:limit]
 
 
-def _ghost(summary: dict[str, object], now: int) -> bool:
+def _decoded(rt: Runtime, raw: list[bytes]) -> list[tuple[pm.RoomSummary, int | None]]:
+    """The public entries of ``raw`` (index order) as wire summaries with their ``ghost_at``.
+    An entry that has not changed since the last read is not decoded again: most rooms of a
+    busy lobby are the same from one second to the next, and decoding every entry each second
+    was the lobby's cost."""
+    known = rt.lobby_entries
+    fresh: dict[bytes, tuple[pm.RoomSummary, int | None] | None] = {}
+    out = []
+    for text in raw:
+        entry = known[text] if text in known else _decode(text)
+        fresh[text] = entry
+        if entry is not None:
+            out.append(entry)
+    rt.lobby_entries = fresh  # only the entries of this read: rooms gone are forgotten
+    return out
+
+
+def _decode(text: bytes) -> tuple[pm.RoomSummary, int | None] | None:
+    """A lobby entry as (summary, ghost_at); None for a room that is not public."""
+    summary = json.loads(text)
+    if not summary.get("public"):
+        return None
     ghost_at = summary.get("ghost_at")
-    return isinstance(ghost_at, int) and ghost_at <= now
+    return views.room_summary(summary), ghost_at if isinstance(ghost_at, int) else None

@@ -112,6 +112,9 @@ class Runtime:
     room_quotas: LRU[str, TokenBucket] = field(default_factory=lambda: LRU(10_000))
     #: the public lobby as last read (ms, index writes, rooms), see ``listing.public_rooms``
     lobby_cache: tuple[int, int, list[Any]] | None = None
+    #: the lobby entries of the last read, decoded (raw entry -> summary and ghost_at, or None
+    #: for a private room), see ``listing.public_rooms``
+    lobby_entries: dict[bytes, Any] = field(default_factory=dict)
     #: long-lived connections this process holds (:meth:`admit`), and the most it may hold
     open_connections: int = 0
     connection_cap: int = field(init=False)
