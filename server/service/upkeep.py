@@ -208,19 +208,31 @@ class Upkeep:
         await self.store.spectator_drop(room_id, conn_id, self.service.clock())
         self._counts_due.add(room_id)
 
-    async def renew_spectators(self, room_id: str, conn_ids: list[str], lease_ms: int) -> None:
+    async def renew_spectators(self, spectators: dict[str, list[str]], lease_ms: int) -> None:
+        """Renew the leases of many spectator connections (room -> connection ids) at once:
+        the calls are pipelined in one round trip, not one each."""
         now = self.service.clock()
-        for conn_id in conn_ids:
-            await self.store.spectator_put(room_id, conn_id, lease_ms, now)
-        self._counts_due.add(room_id)
+        renewals = [
+            self.store.spectator_put(room_id, conn_id, lease_ms, now)
+            for room_id, conn_ids in spectators.items()
+            for conn_id in conn_ids
+        ]
+        self._counts_due.update(spectators)
+        _raise_first(await asyncio.gather(*renewals, return_exceptions=True))
 
     async def flush_spectator_counts(self) -> None:
         """Announce the spectator count of every room whose count may have changed since the
-        last flush: one ``spectators`` event per room and flush at most, however many joined."""
+        last flush: one ``spectators`` event per room and flush at most, however many joined.
+        The rooms are counted at once; a room whose count failed (Redis) is counted next time."""
         due, self._counts_due = self._counts_due, set()
-        for room_id in due:
-            count = await self.store.spectator_drop(room_id, "", self.service.clock())
-            await self.set_spectators(room_id, count)
+        rooms = list(due)
+        done = await asyncio.gather(*map(self._flush_count, rooms), return_exceptions=True)
+        self._counts_due.update(r for r, d in zip(rooms, done, strict=True) if d is not None)
+        _raise_first(done)
+
+    async def _flush_count(self, room_id: str) -> None:
+        count = await self.store.spectator_drop(room_id, "", self.service.clock())
+        await self.set_spectators(room_id, count)
 
     async def set_spectators(self, room_id: str, count: int) -> None:
         def step(cached: Cached) -> Change | None:
@@ -231,3 +243,11 @@ class Upkeep:
             return Change(record, events)
 
         await self.service.if_exists(self.service.transact(room_id, step))
+
+
+def _raise_first(results: Sequence[object]) -> None:
+    """Raise the first exception of a ``gather(..., return_exceptions=True)``, if any (the
+    others were awaited too: none is left unretrieved)."""
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result

@@ -64,8 +64,7 @@ async def _renew(rt: Runtime) -> None:
     # every player lease in one round trip: at tens of thousands of connections, one round
     # trip each was most of an idle process's work
     await rt.upkeep.renew_leases(players, rt.player_lease_ms)
-    for room_id, conn_ids in spectators.items():
-        await rt.upkeep.renew_spectators(room_id, conn_ids, rt.spectator_lease_ms)
+    await rt.upkeep.renew_spectators(spectators, rt.spectator_lease_ms)
 
 
 def start_loops(rt: Runtime) -> list[asyncio.Task[None]]:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 import redis.asyncio as aioredis
+import redis.exceptions
 
 import protocol.messages as pm
 from protocol.codec import decode_server
@@ -307,3 +308,37 @@ async def test_renewing_leases_claims_back_the_seats_of_leases_swept_meanwhile(
     assert ids[1] not in current.record.away_ms
     assert current.record.owners[ids[1]] == "c1"
     assert isinstance((await node.log(room_id))[-1], pm.PlayerReconnected)
+
+
+async def test_spectator_leases_of_many_rooms_are_renewed_at_once_and_counted(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node = nodes[0]
+    rooms = [(await new_game(node, 1))[0] for _ in range(3)]
+    watchers = {
+        room_id: [f"{room_id}-s{i}" for i in range(i + 1)] for i, room_id in enumerate(rooms)
+    }
+    await node.upkeep.renew_spectators(watchers, 60_000)
+    await node.upkeep.flush_spectator_counts()
+    for room_id, conn_ids in watchers.items():
+        counts = [e for e in await node.log(room_id) if isinstance(e, pm.Spectators)]
+        assert [msgspec.structs.asdict(e)["count"] for e in counts] == [len(conn_ids)]
+    # a room whose count cannot be read now (Redis) is counted at the next flush; the others
+    # are not held up
+    await node.upkeep.renew_spectators({rooms[0]: ["late"], rooms[1]: ["late"]}, 60_000)
+    store = node.service.store
+    real = store.spectator_drop
+
+    async def failing(room_id: str, conn_id: str, now: int) -> int:
+        if room_id == rooms[0]:
+            raise redis.exceptions.ConnectionError("node down")
+        return await real(room_id, conn_id, now)
+
+    monkeypatch.setattr(store, "spectator_drop", failing)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        await node.upkeep.flush_spectator_counts()
+    monkeypatch.setattr(store, "spectator_drop", real)
+    await node.upkeep.flush_spectator_counts()
+    for room_id, expected in ((rooms[0], [1, 2]), (rooms[1], [2, 3])):
+        counts = [e for e in await node.log(room_id) if isinstance(e, pm.Spectators)]
+        assert [msgspec.structs.asdict(e)["count"] for e in counts] == expected
