@@ -72,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m server.strategy.tablebuild RULES CACHE_DIR``."""
     name, directory = argv if argv is not None else sys.argv[1:3]
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    lower_priority()
+    # the watchdog first: at the idle priority on a busy machine this process may wait long
+    # for each slice of CPU, and it must still notice that its server is gone
     threading.Thread(target=_stop_with_parent, args=(os.getppid(),), daemon=True).start()
+    lower_priority()
     rules = SolverRules.from_name(name)
     shown = [-1]
 
