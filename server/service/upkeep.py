@@ -16,6 +16,7 @@ from server import game
 from server.domain import deadlines, room
 from server.domain.events import Occurred, occurred
 from server.service.outcomes import Cached, Change
+from server.service.plan_batch import PlanBatcher
 from server.service.rooms import GameService
 from server.service.seats import Seats, revoked
 from server.storage.redis_store import lease_member, parse_lease
@@ -38,6 +39,7 @@ class Upkeep:
         self.seats = seats
         self.store = service.store
         self.advisor = advisor or Advisor()
+        self.plans = PlanBatcher()
         self._counts_due: set[str] = set()
         self._wakes: dict[str, asyncio.TimerHandle] = {}
         self._firing: set[asyncio.Task[None]] = set()
@@ -81,7 +83,10 @@ class Upkeep:
         """Claim and fire every due deadline. Returns how many this process acted on."""
         now = self.service.clock()
         fired = 0
-        for room_id in await self.store.due_deadlines(now):
+        due = await self.store.due_deadlines(now)
+        # the computers' plans of every due room in one batch, not one by one as they fire
+        await asyncio.gather(*map(self._plan_ahead, due))
+        for room_id in due:
             if await self.store.claim_deadline(room_id, now) and await self.fire_timer(room_id):
                 fired += 1
         return fired
@@ -93,6 +98,7 @@ class Upkeep:
         whether this call acted."""
         service = self.service
         acted = False
+        await self._plan_ahead(room_id)
         fields = await self.store.seat_fields(room_id)
 
         def step(cached: Cached) -> Change | None:
@@ -137,6 +143,19 @@ class Upkeep:
         elif outcome.record is not None:  # not due (yet): the hint follows the record
             await self.store.set_deadline(room_id, deadlines.wake_at(outcome.record))
         return acted
+
+    async def _plan_ahead(self, room_id: str) -> None:
+        """When the room (as this process saw it last) has a computer on turn, have the plan of
+        its turn computed in a batch with other computers' (:class:`PlanBatcher`) before the
+        move: the move's decision then finds it in the memo."""
+        cached = self.service.cached(room_id)
+        if cached is None or cached.record.computer_ms is None:
+            return
+        state = cached.record.game
+        computer = deadlines.computer_on_turn(state)
+        brain = self.advisor.player(state.options, computer[1]) if computer else None
+        if computer is not None and brain is not None:
+            await self.plans.ready(brain.table, game.scorecard(state, computer[0]))
 
     def _computer_moves(
         self, room_id: str, record: room.RoomRecord, player: str, level: str, now: int

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from server.game import (
@@ -218,3 +219,19 @@ def test_the_turn_plan_memo_keeps_the_most_recently_used_plans(
     kept = {policy.position_of(official.rules, c) for c in (aces, threes)}
     assert {(p.group, p.upper) for p in kept} == set(official.memo)
     assert turn_plan(official, aces).keep_1 is first.keep_1
+
+
+def test_plans_computed_ahead_in_one_batch_are_the_plans_a_turn_finds(official: Table) -> None:
+    from server.solver import plan_ahead, plan_turns
+
+    official.memo.clear()
+    aces, twos = (Scorecard.empty("yahtzee").with_score(b, 1) for b in (Box.ACES, Box.TWOS))
+    aces = aces.with_score(Box.CHANCE, 12)
+    same_as_aces = Scorecard.empty("yahtzee").with_score(Box.ACES, 1).with_score(Box.CHANCE, 25)
+    assert plan_ahead(official, [aces, twos, same_as_aces]) == 2
+    assert plan_ahead(official, [aces, twos]) == 0  # remembered: nothing computed again
+    planned = turn_plan(official, twos)
+    alone = plan_turns(official, [twos])[0]
+    assert planned.keep_1 is official.memo[(planned.position.group, planned.position.upper)].keep_1
+    for field in ("score_now", "keep_1", "keep_2"):
+        assert np.allclose(getattr(planned, field), getattr(alone, field), equal_nan=True)
