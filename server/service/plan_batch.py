@@ -5,8 +5,9 @@ the reference machine), and a process with many computers on turn needs many pla
 A computer's move first asks :meth:`PlanBatcher.ready` for the plan of its turn. Requests that
 arrive within :data:`WINDOW_SECONDS` of the first (or until :data:`MOST` are waiting) are
 evaluated together and remembered in the table's memo (:func:`server.solver.plan_ahead`),
-where the move's own decision then finds its plan. The wait only delays a move whose plan is
-missing, by a few milliseconds; a plan already remembered costs nothing.
+where the move's own decision then finds its plan. A turn's first move (the roll) only asks,
+without waiting; a later move waits only when its plan is still missing; a plan already
+remembered costs nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ __all__ = ["MOST", "WINDOW_SECONDS", "PlanBatcher"]
 
 log = logging.getLogger("yahtzee.plans")
 
-WINDOW_SECONDS = 0.005
-"""How long the first request of a batch waits for others."""
+WINDOW_SECONDS = 0.05
+"""How long the first request of a batch waits for others. Most requests are made at a turn's
+first move (the roll, which needs no plan), a computer's pace (hundreds of ms) before the plan
+is used: the wait seldom delays a move."""
 
 MOST = 64
 """A batch this large is evaluated at once (larger batches save little more per plan)."""
@@ -44,18 +47,26 @@ class PlanBatcher:
     async def ready(self, table: Table, card: Scorecard) -> None:
         """Return once the plan of ``card``'s turn is in ``table``'s memo (or its evaluation
         failed: the move then computes the plan itself)."""
+        waiter = self.request(table, card)
+        if waiter is not None:
+            await waiter
+
+    def request(self, table: Table, card: Scorecard) -> asyncio.Future[None] | None:
+        """Ask for the plan of ``card``'s turn without waiting (a turn's first move, the roll,
+        needs none: its plan is computed while the computer "thinks"); the future is done
+        once the plan is remembered, ``None`` when it already is."""
         at = position_of(table.rules, card)
         if (at.group, at.upper) in table.memo:
-            return
+            return None
         loop = asyncio.get_running_loop()
         self._cards.setdefault(id(table), (table, []))[1].append(card)
-        waiter = loop.create_future()
+        waiter: asyncio.Future[None] = loop.create_future()
         self._waiting.append(waiter)
         if len(self._waiting) >= self.most:
             self._flush()
         elif self._flush_at is None:
             self._flush_at = loop.call_later(self.window, self._flush)
-        await waiter
+        return waiter
 
     def _flush(self) -> None:
         if self._flush_at is not None:

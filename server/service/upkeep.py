@@ -154,8 +154,13 @@ class Upkeep:
         state = cached.record.game
         computer = deadlines.computer_on_turn(state)
         brain = self.advisor.player(state.options, computer[1]) if computer else None
-        if computer is not None and brain is not None:
-            await self.plans.ready(brain.table, game.scorecard(state, computer[0]))
+        if computer is None or brain is None:
+            return
+        card = game.scorecard(state, computer[0])
+        if state.phase is game.Phase.AWAITING_ROLL:  # the roll needs no plan: ask, go on
+            self.plans.request(brain.table, card)
+        else:
+            await self.plans.ready(brain.table, card)
 
     def _computer_moves(
         self, room_id: str, record: room.RoomRecord, player: str, level: str, now: int

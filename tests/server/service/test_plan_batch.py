@@ -62,3 +62,18 @@ async def test_a_failed_batch_lets_the_moves_go_on(
     batcher = PlanBatcher(window=0.01)
     await asyncio.gather(*(batcher.ready(official_table, c) for c in cards(3)))
     assert batcher.planned == 0  # the moves compute their plans themselves
+
+
+async def test_a_request_does_not_wait_and_its_plan_is_ready_by_the_next_move(
+    official_table: Table,
+) -> None:
+    official_table.memo.clear()
+    batcher = PlanBatcher(window=0.01)
+    card = cards(1)[0]
+    asked = batcher.request(official_table, card)  # the turn's roll: asks and goes on
+    assert asked is not None
+    assert not asked.done()
+    await asked
+    assert batcher.request(official_table, card) is None  # the next move finds the plan
+    await batcher.ready(official_table, card)
+    assert (batcher.batches, batcher.planned) == (1, 1)
