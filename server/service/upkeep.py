@@ -99,7 +99,12 @@ class Upkeep:
         service = self.service
         acted = False
         await self._plan_ahead(room_id)
-        fields = await self.store.seat_fields(room_id)
+        # The seats' fields only matter to remove an absent host from a lobby. A room leaves
+        # its lobby once and never comes back, so when this process saw it past the lobby the
+        # round trip is saved (most timers fire for computers' moves in games under way).
+        seen = service.cached(room_id)
+        in_lobby = seen is None or seen.record.game.phase == game.Phase.LOBBY
+        fields = await self.store.seat_fields(room_id) if in_lobby else None
 
         def step(cached: Cached) -> Change | None:
             nonlocal acted
@@ -119,8 +124,8 @@ class Upkeep:
                 return change
             if state.phase == game.Phase.LOBBY:
                 host = state.host
-                if not absent_due or host is None:
-                    return None
+                if not absent_due or host is None or fields is None:
+                    return None  # (fields is None only if the room had left its lobby)
                 acted = True
                 record, events = service.apply(room_id, record, [game.Leave(host)])
                 return Change(room.forget(record, host), events, seats=revoked(fields, host))
