@@ -16,12 +16,12 @@ from server import game
 from server.domain import deadlines, room
 from server.domain.events import Occurred, occurred
 from server.service.outcomes import Cached, Change
-from server.service.plan_batch import PlanBatcher
 from server.service.rooms import GameService
 from server.service.seats import Seats, revoked
 from server.storage.redis_store import lease_member, parse_lease
 from server.strategy import computers
 from server.strategy.computers import Advisor
+from server.strategy.plan_batch import PlanBatcher
 
 __all__ = ["Upkeep"]
 

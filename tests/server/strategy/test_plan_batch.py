@@ -1,4 +1,4 @@
-"""Computers' turn plans computed in batches (server/service/plan_batch.py)."""
+"""Computers' turn plans computed in batches (server/strategy/plan_batch.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from server.game import Box, Scorecard
-from server.service import plan_batch
-from server.service.plan_batch import PlanBatcher
 from server.solver import Table, position_of
+from server.strategy import plan_batch
+from server.strategy.plan_batch import PlanBatcher
 
 
 def cards(count: int) -> list[Scorecard]:
