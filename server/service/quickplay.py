@@ -193,6 +193,8 @@ class QuickPlay:
     clock: Callable[[], int] = now_ms
     waiters: dict[str, _Waiter] = field(default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    #: connections whose cancel is under way: the loop must not queue them again meanwhile
+    _cancelling: set[str] = field(default_factory=set)
 
     # -- a connection's commands ---------------------------------------------------------------
 
@@ -234,9 +236,18 @@ class QuickPlay:
         """Take the connection's player out of its queue; ``not_queued`` when it does not wait
         (a match being made keeps the waiter: its match is still delivered)."""
         waiter = self.waiters.get(conn_id)
-        if waiter is None or not await self.queue.cancel(waiter.queue, waiter.entry.ticket):
+        if waiter is None:
             raise ServiceError(ErrorCode.NOT_QUEUED, "not waiting in quick play")
-        self.waiters.pop(conn_id, None)
+        # The waiter stays (a match being made is still delivered), but the loop must not take
+        # the ticket this removes for one that expired and queue it again: that ticket would
+        # keep the player "queued already" until it expired (found under CPU contention).
+        self._cancelling.add(conn_id)
+        try:
+            if not await self.queue.cancel(waiter.queue, waiter.entry.ticket):
+                raise ServiceError(ErrorCode.NOT_QUEUED, "not waiting in quick play")
+            self.waiters.pop(conn_id, None)
+        finally:
+            self._cancelling.discard(conn_id)
 
     def is_waiting(self, conn_id: str) -> bool:
         """Whether the connection waits in a queue (on this process)."""
@@ -267,7 +278,11 @@ class QuickPlay:
         for waiter, item in zip(local, news, strict=True):
             if item.match is not None:
                 self._hand_over(waiter, _decode_matched(item.match))
-            elif item.gone and self.waiters.get(waiter.conn_id) is waiter:
+            elif (
+                item.gone
+                and self.waiters.get(waiter.conn_id) is waiter
+                and waiter.conn_id not in self._cancelling
+            ):
                 # expired (this process stalled) or its match was lost: queue it again
                 await self.queue.enqueue(queue, waiter.entry, now, self.timing.ttl_ms)
             elif item.position is not None and now - waiter.status_at_ms >= self._every:

@@ -108,6 +108,7 @@ async def test_refusals_are_typed(start_server: StartServer) -> None:
     one, two = start_server(FAST), start_server(FAST)
     anonymous = await WsClient(one.ws, "json", "anon").connect()
     ann = await guest(one, "Ann Twice")
+    again = WsClient(two.ws, "json", "ann2")
     try:
         refused = await anonymous.call("quick_play", seats=2)
         assert (refused["type"], refused["code"]) == ("error", "identity_required")
@@ -117,13 +118,13 @@ async def test_refusals_are_typed(start_server: StartServer) -> None:
         await ann.ok("quick_play", seats=4, computers=False)
         assert (await ann.call("quick_play", seats=4))["code"] == "already_queued"
         # the same player on another connection and process, in another queue
-        again = await WsClient(two.ws, "json", "ann2").connect()
+        await again.connect()
         await again.ok("hello", player_token=ann.credential)  # type: ignore[attr-defined]
         assert (await again.call("quick_play", seats=2))["code"] == "already_queued"
         await ann.ok("cancel_quick_play")
         assert (await again.ok("quick_play", seats=2))["result"]["position"] == 1
-        await again.close()
     finally:
+        await again.close()  # (a failure must not leave a socket for a later test's GC)
         await anonymous.close()
         await ann.close()
 
