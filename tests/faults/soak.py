@@ -525,6 +525,10 @@ class SoakTable:
     hints: int = 0
     rejoins: int = 0
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    #: when (monotonic) a client of the table first saw the game finished, and when its room
+    #: was created (to tell a room that expired before the check from one that was lost)
+    over_at: float | None = None
+    created_at: float | None = None
 
     @property
     def clients(self) -> list[SoakClient]:
@@ -711,6 +715,7 @@ class Soak:
             computer_delay_ms=self.options.computer_delay_ms,
         )
         table.room = room = created.room
+        table.created_at = time.monotonic()
         for spectator in table.spectators:
             await spectator.spectate(room)
         for i, seat in enumerate(table.seats):
@@ -865,6 +870,10 @@ class Soak:
                 game.result()  # raises what the game raised
                 return None
             models = [c.model for c in table.live_clients]
+            if table.over_at is None and any(
+                m is not None and m.status is RoomStatus.FINISHED for m in models
+            ):
+                table.over_at = time.monotonic()
             if table.room and all(
                 m is not None and m.status is RoomStatus.FINISHED for m in models
             ):
@@ -937,7 +946,14 @@ class Soak:
         try:
             raw = await self.fetch_log(table.room)
         except RuntimeError as exc:
-            self.game_failed(table, "log unreadable", str(exc))
+            now = time.monotonic()
+            ages = [
+                f"{what} {now - at:.0f} s before"
+                for what, at in (("created", table.created_at), ("over", table.over_at))
+                if at is not None
+            ]
+            kept = f"finished rooms are kept {self.options.retention} s"
+            self.game_failed(table, "log unreadable", f"{exc} ({', '.join(ages)}; {kept})")
             return
         log = [as_event(e) for e in raw]
         found = check_soak_room(table, log, raw)
