@@ -1301,7 +1301,15 @@ class Soak:
         try:
             await chaos
             say(f"{self.backend.name}: chaos over; the last games finish")
-            await asyncio.gather(*workers)
+            # bounded: a table whose coroutine hangs (the harness's, not the server's) must not
+            # keep the report from being written; it counts as a failed game
+            _, hung = await asyncio.wait(workers, timeout=self.options.game_timeout + 120)
+            for number in sorted(self.running) if hung else []:
+                self.game_failed(
+                    self.tables[number], "not finished after the run",
+                    f"its coroutine did not end {self.options.game_timeout + 120:.0f} s after "
+                    f"the chaos ended (room {self.tables[number].room or '?'})",
+                )  # fmt: skip
             self.stopping.set()
             await asyncio.to_thread(self.sample_now)
         finally:
