@@ -38,6 +38,7 @@ __all__ = [
     "hold_for",
     "keep_options",
     "plan_ahead",
+    "plan_key",
     "plan_turns",
     "rank_options",
     "to_command",
@@ -143,6 +144,19 @@ game share their positions; beyond that a position seldom comes back, so a large
 memory (a process's RSS grew by 50 MiB an hour of play with 4,096) for few hits."""
 
 
+def plan_key(table: Table, card: Scorecard) -> tuple[int, int]:
+    """The key of ``card``'s turn in ``table``'s memo: its position."""
+    at = position_of(table.rules, card)
+    return (at.group, at.upper)
+
+
+def _remember(table: Table, key: tuple[int, int], plan: TurnPlan) -> None:
+    memo = table.memo
+    memo[key] = plan
+    while len(memo) > MEMO_PLANS:
+        memo.popitem(last=False)
+
+
 def plan_ahead(table: Table, cards: Sequence[Scorecard]) -> int:
     """Remember the turn plans of ``cards`` that the table's memo does not hold, computed in
     ONE batched evaluation (a plan alone costs about 20 times its share of a batch of 32);
@@ -150,17 +164,14 @@ def plan_ahead(table: Table, cards: Sequence[Scorecard]) -> int:
     memo = table.memo
     missing: dict[tuple[int, int], Scorecard] = {}
     for card in cards:
-        at = position_of(table.rules, card)
-        key = (at.group, at.upper)
+        key = plan_key(table, card)
         if key in memo:
             memo.move_to_end(key)
         else:
             missing.setdefault(key, card)
     plans = plan_turns(table, list(missing.values()))
     for key, plan in zip(missing, plans, strict=True):
-        memo[key] = plan
-    while len(memo) > MEMO_PLANS:
-        memo.popitem(last=False)
+        _remember(table, key, plan)
     return len(plans)
 
 
@@ -174,9 +185,7 @@ def turn_plan(table: Table, card: Scorecard) -> TurnPlan:
         memo.move_to_end(key)
     else:
         plan = plan_turns(table, [card])[0]
-        memo[key] = plan
-        while len(memo) > MEMO_PLANS:
-            memo.popitem(last=False)
+        _remember(table, key, plan)
     return TurnPlan(plan.table, at, plan.score_now, plan.keep_1, plan.keep_2)
 
 

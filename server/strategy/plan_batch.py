@@ -16,7 +16,8 @@ import asyncio
 import logging
 
 from server.game import Scorecard
-from server.solver import Table, plan_ahead, position_of
+from server.solver import Table, plan_ahead
+from server.solver.policy import plan_key
 
 __all__ = ["MOST", "WINDOW_SECONDS", "PlanBatcher"]
 
@@ -55,8 +56,7 @@ class PlanBatcher:
         """Ask for the plan of ``card``'s turn without waiting (a turn's first move, the roll,
         needs none: its plan is computed while the computer "thinks"); the future is done
         once the plan is remembered, ``None`` when it already is."""
-        at = position_of(table.rules, card)
-        if (at.group, at.upper) in table.memo:
+        if plan_key(table, card) in table.memo:
             return None
         loop = asyncio.get_running_loop()
         self._cards.setdefault(id(table), (table, []))[1].append(card)

@@ -60,7 +60,8 @@ async def test_a_failed_batch_lets_the_moves_go_on(
 
     monkeypatch.setattr(plan_batch, "plan_ahead", broken)
     batcher = PlanBatcher(window=0.01)
-    await asyncio.gather(*(batcher.ready(official_table, c) for c in cards(3)))
+    async with asyncio.timeout(60):  # every waiting move is let go
+        await asyncio.gather(*(batcher.ready(official_table, c) for c in cards(3)))
     assert batcher.planned == 0  # the moves compute their plans themselves
 
 
