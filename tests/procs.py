@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,22 @@ def scaled(seconds: float) -> float:
     A deadline is a bound on waiting for something that will happen, not a speed target."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     return seconds * max(1.0, load) * float(os.environ.get("YAHTZEE_TEST_TIME_SCALE", "1"))
+
+
+async def until(
+    predicate: Callable[[], bool | Awaitable[bool]], within: float, what: str, poll: float = 0.02
+) -> None:
+    """Wait until ``predicate`` holds, polling, or fail after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        value = predicate()
+        if not isinstance(value, bool):
+            value = await value
+        if value:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within}s waiting for {what}")
+        await asyncio.sleep(poll)  # a polling interval bounded by the deadline
 
 
 def free_port() -> int:

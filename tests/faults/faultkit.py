@@ -30,7 +30,7 @@ import socket
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,22 +70,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(q / 100 * len(ordered)))
     return ordered[min(rank, len(ordered)) - 1]
-
-
-async def until(
-    predicate: Callable[[], bool | Awaitable[bool]], within: float, what: str, poll: float = 0.02
-) -> None:
-    """Wait until ``predicate`` holds, polling, or fail after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        value = predicate()
-        if not isinstance(value, bool):
-            value = await value
-        if value:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(poll)  # a polling interval bounded by the deadline
 
 
 # ---------------------------------------------------------------------------- Redis

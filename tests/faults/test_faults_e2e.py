@@ -42,9 +42,8 @@ from faultkit import (
     record,
     rolled_so_far,
     tracebacks,
-    until,
 )
-from procs import ServerProcess, scaled
+from procs import ServerProcess, scaled, until
 from websockets.typing import Subprotocol
 
 DELAY = 0.03  # seconds a bot waits before each action: games last a few seconds

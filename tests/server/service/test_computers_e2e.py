@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 import pytest
 from gameplay import assert_gap_free, play_turn, replay, totals_of
-from procs import ServerProcess, StartServer, scaled
+from procs import ServerProcess, StartServer, scaled, until
 from wsclient import Msg, WsClient, get_json, http_get
 
 from server import game
@@ -271,13 +271,6 @@ async def _children_running(pid: int, module: str, within: float = 30.0) -> list
         await asyncio.sleep(0.05)  # polling for the child, bounded by the deadline
 
 
-async def _until(check: Any, what: str, within: float = 10.0) -> None:
-    deadline = time.monotonic() + scaled(within)
-    while not check():
-        assert time.monotonic() < deadline, f"{what}: not reached"
-        await asyncio.sleep(0.02)  # polling another process's state, bounded by the deadline
-
-
 async def test_a_missing_table_is_built_in_the_background(
     start_server: StartServer, tmp_path: Any
 ) -> None:
@@ -301,7 +294,7 @@ async def test_a_missing_table_is_built_in_the_background(
         # the child lowers its own priority once it runs: found before that, it is lowered a
         # moment later (bounded)
         lowered = min(19, psutil.Process().nice() + 10)  # 19: the cap
-        await _until(lambda: builders[0].nice() == lowered, "the build's niceness")
+        await until(lambda: builders[0].nice() == lowered, scaled(10), "the build's niceness")
         # and only when nothing else wants the CPU (niceness alone is per session under the
         # kernel's autogroup scheduling)
         assert os.sched_getscheduler(builders[0].pid) == os.SCHED_IDLE
