@@ -158,6 +158,7 @@ class Options:
     max_fd_slope: float = 1.0
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="yahtzee-soak-")))
     json_path: Path | None = None
+    trace_memory: bool = False  # tracemalloc in process A (memtrace/sitecustomize.py)
 
     def warmup_minutes(self, minutes: float) -> float:
         if self.warmup is not None:
@@ -195,6 +196,12 @@ def parse(argv: Sequence[str]) -> Options:
     p.add_argument("--max-fd-slope", type=float, default=1.0, help="descriptors/min (1)")
     p.add_argument("--workdir", type=Path, default=None, help="logs and report (a new tmp dir)")
     p.add_argument("--json", type=Path, default=None, help="also write the report here")
+    p.add_argument(
+        "--trace-memory",
+        action="store_true",
+        help="tracemalloc in process A: growth by traceback after the warm-up, every"
+        " --report-every s, in WORKDIR/<backend>/memtrace-A (slows A down)",
+    )
     a = p.parse_args(argv)
     if not 0 < a.chaos_min <= a.chaos_max:
         p.error("need 0 < --chaos-min <= --chaos-max")
@@ -222,6 +229,7 @@ def parse(argv: Sequence[str]) -> Options:
         max_redis_slope=a.max_redis_slope,
         max_fd_slope=a.max_fd_slope,
         json_path=a.json,
+        trace_memory=a.trace_memory,
     )
     if a.workdir is not None:
         options.workdir = a.workdir
@@ -649,9 +657,10 @@ class Soak:
     # -- servers -----------------------------------------------------------------------------
 
     async def start_slot(self, slot: Slot) -> None:
-        server = ServerProcess(
-            port=slot.port, env=server_env(self.backend, self.options), log_path=slot.log_path
-        )
+        env = server_env(self.backend, self.options)
+        if self.options.trace_memory and slot.name == "A":
+            env.update(self.memtrace_env())
+        server = ServerProcess(port=slot.port, env=env, log_path=slot.log_path)
         for attempt in range(5):
             try:
                 await asyncio.to_thread(server.start, 30.0)
@@ -664,6 +673,17 @@ class Soak:
             raise RuntimeError(f"server {slot.name} does not start")
         slot.server = server
         slot.starts += 1
+
+    def memtrace_env(self) -> dict[str, str]:
+        """Process A's environment for ``--trace-memory``: ``memtrace/sitecustomize.py`` first
+        on its path, the baseline at the warm-up, a report every ``--report-every`` seconds."""
+        warmup = self.options.warmup_minutes(self.options.minutes) * 60
+        return {
+            "PYTHONPATH": f"{HERE / 'memtrace'}{os.pathsep}{ROOT}",
+            "SOAK_MEMTRACE_DIR": str(self.dir / "memtrace-A"),
+            "SOAK_MEMTRACE_WARMUP": str(warmup),
+            "SOAK_MEMTRACE_EVERY": str(self.options.report_every),
+        }
 
     def alive_http(self) -> list[str]:
         return [s.http for s in self.slots if s.alive]
