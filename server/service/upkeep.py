@@ -239,15 +239,20 @@ class Upkeep:
 
     async def renew_spectators(self, spectators: dict[str, list[str]], lease_ms: int) -> None:
         """Renew the leases of many spectator connections (room -> connection ids) at once:
-        the calls are pipelined in one round trip, not one each."""
+        one call a room, the rooms concurrently. A room whose count (after the expired leases
+        of dead processes were pruned) differs from the one this process last saw is counted
+        at the next flush; an unchanged one costs nothing more."""
         now = self.service.clock()
-        renewals = [
-            self.store.spectator_put(room_id, conn_id, lease_ms, now)
-            for room_id, conn_ids in spectators.items()
-            for conn_id in conn_ids
-        ]
-        self._counts_due.update(spectators)
-        _raise_first(await asyncio.gather(*renewals, return_exceptions=True))
+        rooms = list(spectators)
+        counts = await asyncio.gather(
+            *(self.store.spectators_renew(r, spectators[r], lease_ms, now) for r in rooms),
+            return_exceptions=True,
+        )
+        for room_id, count in zip(rooms, counts, strict=True):
+            cached = self.service.cached(room_id)
+            if cached is None or cached.record.spectators != count:
+                self._counts_due.add(room_id)
+        _raise_first(counts)
 
     async def flush_spectator_counts(self) -> None:
         """Announce the spectator count of every room whose count may have changed since the

@@ -98,6 +98,7 @@ class RedisStore:
         self._claim_lease = redis.register_script(_lua("claim_lease"))
         self._renew_leases = redis.register_script(_lua("renew_leases"))
         self._spectators = redis.register_script(_lua("spectators"))
+        self._spectators_renew = redis.register_script(_lua("spectators_renew"))
 
     # -- key names ------------------------------------------------------------------------------
 
@@ -224,6 +225,15 @@ class RedisStore:
     async def spectator_drop(self, room_id: str, conn_id: str, now: int) -> int:
         key = self.keys(room_id).spectators
         return int(await self._spectators(keys=[key], args=[conn_id, "", now, 0]))
+
+    async def spectators_renew(
+        self, room_id: str, conn_ids: Sequence[str], lease_ms: int, now: int
+    ) -> int:
+        """Renew the leases of every connection in ``conn_ids`` watching the room in one call;
+        the room's count after the expired ones were pruned."""
+        key = self.keys(room_id).spectators
+        args = [now + lease_ms, now, lease_ms * 2, *conn_ids]
+        return int(await self._spectators_renew(keys=[key], args=args))
 
     # -- room index -----------------------------------------------------------------------------
 

@@ -342,3 +342,45 @@ async def test_spectator_leases_of_many_rooms_are_renewed_at_once_and_counted(
     for room_id, expected in ((rooms[0], [1, 2]), (rooms[1], [2, 3])):
         counts = [e for e in await node.log(room_id) if isinstance(e, pm.Spectators)]
         assert [msgspec.structs.asdict(e)["count"] for e in counts] == expected
+
+
+async def test_renewing_unchanged_spectator_leases_costs_one_call_a_room_and_no_recount(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node = nodes[0]
+    store = node.service.store
+    rooms = [(await new_game(node, 1))[0] for _ in range(2)]
+    watchers = {room_id: [f"{room_id}-s{i}" for i in range(3)] for room_id in rooms}
+    await node.upkeep.renew_spectators(watchers, 60_000)
+    await node.upkeep.flush_spectator_counts()
+    renewals: list[tuple[str, int]] = []
+    recounts: list[str] = []
+    real_renew, real_drop = store.spectators_renew, store.spectator_drop
+
+    async def renew(room_id: str, conn_ids: list[str], lease_ms: int, now: int) -> int:
+        renewals.append((room_id, len(conn_ids)))
+        return await real_renew(room_id, conn_ids, lease_ms, now)
+
+    async def drop(room_id: str, conn_id: str, now: int) -> int:
+        recounts.append(room_id)
+        return await real_drop(room_id, conn_id, now)
+
+    monkeypatch.setattr(store, "spectators_renew", renew)
+    monkeypatch.setattr(store, "spectator_drop", drop)
+    await node.upkeep.renew_spectators(watchers, 60_000)
+    await node.upkeep.flush_spectator_counts()
+    assert sorted(renewals) == sorted((room_id, 3) for room_id in rooms)
+    assert recounts == []  # nothing changed: nothing recounted, no event
+    # a spectator of a process that died: its lease ran out; the next renewal prunes it and
+    # the room is recounted and announced
+    now = node.service.clock()
+    await real_renew(rooms[0], ["dead-process"], 1_000, now - 120_000)
+    await node.upkeep.renew_spectators(watchers, 60_000)
+    await node.upkeep.flush_spectator_counts()
+    assert recounts == []  # the expired lease was pruned by the renewal: the count is unchanged
+    await real_renew(rooms[0], ["another-process"], 60_000, now)
+    await node.upkeep.renew_spectators(watchers, 60_000)
+    await node.upkeep.flush_spectator_counts()
+    assert recounts == [rooms[0]]
+    counts = [e for e in await node.log(rooms[0]) if isinstance(e, pm.Spectators)]
+    assert [msgspec.structs.asdict(e)["count"] for e in counts] == [3, 4]
