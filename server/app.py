@@ -57,6 +57,7 @@ from server.service.webhooks import WebhookSender
 from server.settings import Settings
 from server.solver import SolverRules
 from server.storage.cluster_client import cluster_client
+from server.storage.connection_options import CLIENT_OPTIONS
 from server.storage.correspondence import CorrespondenceStore
 from server.storage.quickplay import QuickPlayQueue
 from server.storage.redis_store import RedisStore
@@ -97,6 +98,7 @@ def redis_client(url: str, settings: Settings) -> Any:
             socket_connect_timeout=settings.redis_timeout_seconds,
             retry=Retry(ExponentialBackoff(cap=0.2), 2),
             require_full_coverage=False,
+            **CLIENT_OPTIONS,
         )
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
@@ -105,6 +107,7 @@ def redis_client(url: str, settings: Settings) -> Any:
         socket_timeout=settings.redis_timeout_seconds,
         socket_connect_timeout=settings.redis_timeout_seconds,
         retry=Retry(ExponentialBackoff(cap=0.2), 1),
+        **CLIENT_OPTIONS,
     )
     return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 

@@ -14,6 +14,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.crc import key_slot
 
+from server.storage.connection_options import CLIENT_OPTIONS
+
 __all__ = ["ClusterNodes", "Nodes", "Shard", "ShardPubSub", "SingleNode"]
 
 
@@ -43,7 +45,7 @@ class SingleNode:
         return "redis"
 
     def client(self, node: str) -> aioredis.Redis:
-        return aioredis.Redis.from_url(self.url, decode_responses=False)
+        return aioredis.Redis.from_url(self.url, decode_responses=False, **CLIENT_OPTIONS)
 
     async def refresh(self) -> None:
         return None
@@ -64,7 +66,7 @@ class ClusterNodes:
 
     def client(self, node: str) -> aioredis.Redis:
         host, _, port = node.rpartition(":")
-        return aioredis.Redis.from_url(_with_address(self.url, host, int(port)))
+        return aioredis.Redis.from_url(_with_address(self.url, host, int(port)), **CLIENT_OPTIONS)
 
     async def refresh(self) -> None:
         await self.cluster.nodes_manager.initialize()

@@ -94,12 +94,31 @@ def is_storage_fault(exc: BaseException) -> bool:
         return True
     if isinstance(exc, redis.exceptions.ClusterError | redis.exceptions.RedisClusterException):
         return True  # "TTL exhausted" (a MOVED/ASK storm), "cannot connect to the cluster"
+    if isinstance(exc, redis.exceptions.RedisError) and _raised_in_handshake(exc):
+        return True  # an error reply while a connection was being set up: the command not sent
     if isinstance(exc, redis.exceptions.ResponseError):
         return str(exc).split(" ", 1)[0] in _TRANSIENT_REPLIES
     if isinstance(exc, redis.exceptions.InvalidResponse):
         return True  # a reply cut off by a connection that closed under it
     if isinstance(exc, RuntimeError | AttributeError | TypeError):
         return _raised_in_transport(exc)
+    return False
+
+
+#: redis-py's functions that set up a new connection (``HELLO``, ``AUTH``, ``CLIENT SETNAME``).
+_HANDSHAKE = frozenset({"on_connect", "on_connect_check_health"})
+
+
+def _raised_in_handshake(exc: BaseException) -> bool:
+    """Whether ``exc`` passed through redis-py's connection set-up: an error reply there (a
+    reply of a handshake cut short by a freeze or a restart, say) is the connection's fault,
+    never the command's, which was not sent yet."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name in _HANDSHAKE and code.co_filename.startswith(_TRANSPORT_DIRS):
+            return True
+        tb = tb.tb_next
     return False
 
 

@@ -3,16 +3,22 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+
 import pytest
+import redis.asyncio as aioredis
 import redis.exceptions as rex
 from redis.asyncio.connection import Connection
 
+from server.storage.connection_options import CLIENT_OPTIONS
 from server.storage.interface import (
     TRANSIENT_ERRORS,
     StorageUnavailableError,
     fault_boundary,
     is_storage_fault,
 )
+from server.storage.redis_store import RedisStore
 
 
 @fault_boundary
@@ -92,3 +98,95 @@ def test_classification_of_what_redis_py_raises() -> None:
     assert not is_storage_fault(rex.NoScriptError("NOSCRIPT"))  # the pipe handles it itself
     assert not is_storage_fault(rex.DataError("cannot send a float"))
     assert not is_storage_fault(RuntimeError("raised here, in the test: not the transport"))
+
+
+# -- a server whose replies came out of step with the handshake ---------------------------------
+
+_STALE = b"-ERR unknown subcommand 'MAINT_NOTIFICATIONS'. Try CLIENT HELP.\r\n"
+_HELLO = b"%1\r\n+proto\r\n:3\r\n"
+received: list[bytes] = []
+
+
+async def _read_command(reader: asyncio.StreamReader) -> list[bytes]:
+    count = int((await reader.readline())[1:])
+    words = []
+    for _ in range(count):
+        size = int((await reader.readline())[1:])
+        words.append((await reader.readexactly(size + 2))[:-2])
+    return words
+
+
+@pytest.fixture
+async def fake_redis() -> AsyncIterator[Callable[[bytes], Awaitable[str]]]:
+    """Start a RESP3 server on a free port that answers ``HELLO`` with the reply given,
+    ``CLIENT`` with +OK and every other command with an error reply; its URL. The first two
+    words of every command it received are in :data:`received`."""
+    received.clear()
+    servers: list[asyncio.Server] = []
+
+    async def start(hello_reply: bytes) -> str:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while True:
+                    words = await _read_command(reader)
+                    received.append(b" ".join(words[:2]).upper())
+                    name = words[0].upper()
+                    reply = {b"HELLO": hello_reply, b"CLIENT": b"+OK\r\n"}.get(name)
+                    writer.write(reply or b"-ERR Error running script: a bug\r\n")
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        servers.append(server)
+        return f"redis://127.0.0.1:{server.sockets[0].getsockname()[1]}/0"
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_an_error_reply_in_the_connection_handshake_is_a_fault(
+    fake_redis: Callable[[bytes], Awaitable[str]],
+) -> None:
+    # the soak's case: a handshake's HELLO read the reply of another step; the room's state was
+    # not asked for yet, so the call is retryable, not a bug
+    client = aioredis.Redis.from_url(await fake_redis(_STALE), **CLIENT_OPTIONS)
+    try:
+        with pytest.raises(StorageUnavailableError) as raised:
+            await RedisStore(client, "t:").seat_fields("room")
+        assert isinstance(raised.value.__cause__, rex.ResponseError)
+    finally:
+        await client.aclose()
+
+
+async def test_an_error_reply_to_the_command_itself_is_still_a_bug(
+    fake_redis: Callable[[bytes], Awaitable[str]],
+) -> None:
+    client = aioredis.Redis.from_url(await fake_redis(_HELLO), **CLIENT_OPTIONS)
+    try:
+        with pytest.raises(rex.ResponseError, match="a bug") as raised:
+            await RedisStore(client, "t:").seat_fields("room")
+        assert not isinstance(raised.value, StorageUnavailableError)
+    finally:
+        await client.aclose()
+
+
+async def test_the_service_s_clients_never_ask_for_maintenance_notifications(
+    fake_redis: Callable[[bytes], Awaitable[str]],
+) -> None:
+    from server.app import redis_client
+    from server.fanout.pubsub import SingleNode
+    from server.settings import Settings
+
+    url = await fake_redis(_HELLO)
+    for client in (redis_client(url, Settings()), SingleNode(url).client("redis")):
+        try:
+            with pytest.raises(rex.ResponseError):
+                await client.get("x")
+        finally:
+            await client.aclose()
+    assert received.count(b"HELLO 3") == 2  # both connected: RESP3, as before
+    assert b"GET X" in received
+    assert not [c for c in received if c.startswith(b"CLIENT MAINT")]
