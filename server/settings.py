@@ -119,6 +119,9 @@ class Settings:
     #: on the protocol's small frames.
     per_message_deflate: bool = field(default=False, metadata=_env("YAHTZEE_DEFLATE"))
     log_level: str = field(default="info", metadata=_env("YAHTZEE_LOG_LEVEL"))
+    #: How often the process gives the C heap's free pages back to the system (glibc's
+    #: ``malloc_trim``, :mod:`server.ops.memory`), in seconds; 0 = never.
+    malloc_trim_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_MALLOC_TRIM_SECONDS"))
     #: Correspondence reminders (protocol 1.4): the URL the webhook POSTs ``your_turn`` and
     #: ``clock_running_out`` to; unset: no reminders are queued.
     webhook_url: str | None = field(default=None, metadata=_env("YAHTZEE_WEBHOOK_URL"))
@@ -234,6 +237,8 @@ class Settings:
             raise ValueError("REDIS_CLUSTER=1 needs REDIS_URL (a node of the cluster)")
         if not 0 <= self.computer_delay_ms <= 10_000:
             raise ValueError("setting computer_delay_ms must be 0..10000")
+        if self.malloc_trim_seconds < 0:
+            raise ValueError("setting malloc_trim_seconds must not be negative")
         if self.absent_turn_seconds < 0:
             raise ValueError("setting absent_turn_seconds must not be negative")
         if self.tournaments_open_to not in ("admin", "identities"):

@@ -53,6 +53,11 @@ class Metrics:
             "Connections closed because their send queue was full.",
             registry=self.registry,
         )
+        self.heap_trim_seconds = Counter(
+            "yahtzee_heap_trim_seconds",
+            "Seconds spent giving the C heap's free pages back to the system (malloc_trim).",
+            registry=self.registry,
+        )
         self.timer_fired = Counter(
             "yahtzee_turn_timers_fired",
             "Turns played automatically by this process after their deadline.",
