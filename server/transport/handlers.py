@@ -180,9 +180,25 @@ async def _join(ctx: Context, command: pm.ClientMessage) -> Handled:
     seated = _seated(out)
     member, _ = await attach(ctx, command.room, "player", seated.player, at, None)
     if seated.previous is not None and seated.previous != ctx.conn_id:
-        await ctx.rt.kick(command.room, seated.previous)
+        await _close_previous(ctx, member, seated.previous)
     result = pm.JoinResult(player=seated.player, seat=seated.seat, token=seated.token or "")
     return Handled(pm.make_ack(command, result, seq=out.seq), enter=member)
+
+
+async def _close_previous(ctx: Context, member: Member, previous: str) -> None:
+    """Close the connection that held the seat before (a kick, wherever it is). The seat is
+    this connection's already: a kick that cannot be published now (Redis) does not fail the
+    command, as the old connection's process closes it at its next lease renewal. Anything
+    else closes the subscription just made, so that a retry cannot leave a second one behind
+    (every event twice, as a chaos soak found when the kick met a Redis restart)."""
+    try:
+        await ctx.rt.kick(member.room, previous)
+    except TRANSIENT_ERRORS as exc:
+        ctx.rt.metrics.redis_errors.labels("kick").inc()
+        log.warning("room %s: a kick not published (its lease closes it): %s", member.room, exc)
+    except BaseException:
+        member.subscription.close()
+        raise
 
 
 def _seated(out: Outcome) -> Seated:
@@ -199,7 +215,7 @@ async def _rejoin(ctx: Context, command: pm.ClientMessage) -> Handled:
     at = await committed(ctx, command.room, out.seq, out.record)
     member, resumed = await attach(ctx, command.room, "player", player, at, command.last_seq)
     if previous is not None:
-        await ctx.rt.kick(command.room, previous)
+        await _close_previous(ctx, member, previous)
     seat = at.record.game.seat_of(player)
     result = pm.RejoinResult(player=player, seat=seat if seat is not None else 0, resumed=resumed)
     return Handled(pm.make_ack(command, result, seq=at.seq), enter=member)
