@@ -131,8 +131,16 @@ def plan_turns(table: Table, cards: Sequence[Scorecard]) -> list[TurnPlan]:
     assert turn.score_now is not None
     assert turn.keep is not None
     score_now, (keep_1, keep_2) = turn.score_now[VALUE], turn.keep
+    # Each plan gets copies of its columns: a column is a view, and a view keeps the whole
+    # batch's arrays alive (32 x the plan's size in a batch of 32) while the memo holds it.
     return [
-        TurnPlan(table, p, score_now[:, c], keep_1[VALUE, :, c], keep_2[VALUE, :, c])
+        TurnPlan(
+            table,
+            p,
+            score_now[:, c].copy(),
+            keep_1[VALUE, :, c].copy(),
+            keep_2[VALUE, :, c].copy(),
+        )
         for c, p in enumerate(positions)
     ]
 

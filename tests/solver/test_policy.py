@@ -235,3 +235,20 @@ def test_plans_computed_ahead_in_one_batch_are_the_plans_a_turn_finds(official: 
     assert planned.keep_1 is official.memo[(planned.position.group, planned.position.upper)].keep_1
     for field in ("score_now", "keep_1", "keep_2"):
         assert np.allclose(getattr(planned, field), getattr(alone, field), equal_nan=True)
+
+
+def test_a_plan_of_a_batch_holds_its_own_columns_not_the_batch(official: Table) -> None:
+    from server.solver import plan_turns
+
+    boxes = (Box.ACES, Box.TWOS, Box.THREES, Box.FOURS, Box.FIVES, Box.SIXES, Box.CHANCE)
+    cards = [Scorecard.empty("yahtzee").with_score(box, 0) for box in boxes]
+    plans = plan_turns(official, cards)
+    for plan in plans:
+        for field in ("score_now", "keep_1", "keep_2"):
+            values = getattr(plan, field)
+            # its own memory: a view would keep the batch's eight columns alive in the memo
+            assert values.base is None
+            assert values.flags.owndata
+            assert values.nbytes == values.size * values.itemsize
+    one = plan_turns(official, [cards[3]])[0]
+    assert np.allclose(plans[3].keep_2, one.keep_2, equal_nan=True)
