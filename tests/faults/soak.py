@@ -42,10 +42,11 @@ Cluster) and each server's open descriptors sampled every ``--sample-every`` sec
 least-squares slope after ``--warmup`` minutes (and ``--segment-warmup`` seconds after each
 restart: a restart starts a new segment; for a process restarted three times or more, whose
 lives are mostly warm-up, the slope judged is across its lives, of each life's mean at the same
-age, and the pooled slope within its lives is printed beside it), and tracebacks in the server
-logs. Descriptors are counted as "other"
-descriptors: all of the process's minus its ESTABLISHED client connections (those follow the
-clients, which move from a killed process to the other one).
+age, and the pooled slope within its lives is printed beside it; Redis too, a life ending at
+each restart or, on the Cluster, each failover), and tracebacks in the server logs.
+Descriptors are counted as "other" descriptors: all of the process's minus its ESTABLISHED
+client connections (those follow the clients, which move from a killed process to the other
+one).
 
 **Goals** (exit code 1 if one is missed): every game finishes and passes the checker (0 lost,
 duplicated, reordered, differing events), 0 ``internal_error``, 0 tracebacks, lobby streams
@@ -1217,7 +1218,10 @@ class Soak:
         for name in self.rss:
             out[f"rss {name}"] = self._slope(self.rss[name], window)
             out[f"fds {name}"] = self._slope(self.fds[name], window)
-        out["redis"] = self.redis_memory.slope_per_minute(*window)
+        # Redis restarted (or, on the Cluster, a master failed over: the nodes' pids change)
+        # is a new life too: a replica's full sync refills its buffers in each, so Redis is
+        # judged by the same rule as the processes
+        out["redis"] = self._slope(self.redis_memory, window)
         return out if with_cover else {k: v[0] for k, v in out.items()}
 
     @staticmethod
@@ -1242,6 +1246,8 @@ class Soak:
             if series.restarts >= 3:
                 out[f"rss {name}"] = series.slope_per_minute(*window)[0]
                 out[f"fds {name}"] = self.fds[name].slope_per_minute(*window)[0]
+        if self.redis_memory.restarts >= 3:
+            out["redis"] = self.redis_memory.slope_per_minute(*window)[0]
         return out
 
     def timeline(self) -> list[str]:

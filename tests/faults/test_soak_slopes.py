@@ -4,6 +4,8 @@ lives of a process that the chaos loop keeps killing."""
 from __future__ import annotations
 
 import math
+import random
+from pathlib import Path
 
 from soak import Series
 
@@ -44,3 +46,17 @@ def test_one_life_has_no_slope_across_lives() -> None:
     assert math.isnan(across)
     assert covered == 0.0
     assert math.isclose(series.slope_per_minute(0, 60, 1200)[0], 6.0)
+
+
+def test_redis_is_judged_across_its_lives_like_a_restarted_process(tmp_path: Path) -> None:
+    # on the Cluster every master failover starts a life of the nodes' memory: a replica's
+    # full sync refills buffers in each, which the pooled slope within lives would call a leak
+    from soak import SingleRedis, Soak, parse
+
+    options = parse(["--minutes", "20", "--warmup", "0", "--workdir", str(tmp_path)])
+    soak = Soak(options, SingleRedis(tmp_path), random.Random(0))
+    soak.redis_memory = lives(growth_within=5000.0, growth_across=0.0)
+    assert math.isclose(soak.slopes()["redis"], 0.0, abs_tol=1e-9)
+    assert math.isclose(soak.warmup_slopes()["redis"], 5000.0)
+    soak.redis_memory = lives(growth_within=5000.0, growth_across=600.0)
+    assert math.isclose(soak.slopes()["redis"], 600.0)
