@@ -160,6 +160,7 @@ class Options:
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="yahtzee-soak-")))
     json_path: Path | None = None
     trace_memory: bool = False  # tracemalloc in process A (memtrace/sitecustomize.py)
+    env_a: dict[str, str] = field(default_factory=dict)  # more environment for process A only
 
     def warmup_minutes(self, minutes: float) -> float:
         if self.warmup is not None:
@@ -203,7 +204,16 @@ def parse(argv: Sequence[str]) -> Options:
         help="tracemalloc in process A: growth by traceback after the warm-up, every"
         " --report-every s, in WORKDIR/<backend>/memtrace-A (slows A down)",
     )
+    p.add_argument(
+        "--env-a",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment for process A only (an allocator to compare: LD_PRELOAD=...)",
+    )
     a = p.parse_args(argv)
+    if any("=" not in item for item in a.env_a):
+        p.error("--env-a takes NAME=VALUE")
     if not 0 < a.chaos_min <= a.chaos_max:
         p.error("need 0 < --chaos-min <= --chaos-max")
     options = Options(
@@ -231,6 +241,7 @@ def parse(argv: Sequence[str]) -> Options:
         max_fd_slope=a.max_fd_slope,
         json_path=a.json,
         trace_memory=a.trace_memory,
+        env_a=dict(item.split("=", 1) for item in a.env_a),
     )
     if a.workdir is not None:
         options.workdir = a.workdir
@@ -661,6 +672,8 @@ class Soak:
         env = server_env(self.backend, self.options)
         if self.options.trace_memory and slot.name == "A":
             env.update(self.memtrace_env())
+        if slot.name == "A":
+            env.update(self.options.env_a)
         server = ServerProcess(port=slot.port, env=env, log_path=slot.log_path)
         for attempt in range(5):
             try:
