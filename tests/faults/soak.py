@@ -122,6 +122,7 @@ from server.solver import SolverRules, default_cache_dir, table_for  # noqa: E40
 LEVELS = tuple(Level)
 PROBLEMS_TOLD = 5  # of one client's stream problems, the first few are printed
 STUCK_AFTER_OVER = 30.0  # s every client has seen game_over while the table still waits
+CLEANUP_SECONDS = 60.0  # a table's coroutines cancelled and clients closed, at most
 MIN_SLOPE_MINUTES = 3.0  # a slope over fewer minutes of samples is printed, not judged
 KIB = 1024.0
 
@@ -639,6 +640,7 @@ class Soak:
         self.hints = 0
         self.rejoins = 0
         self.late_spectators = 0
+        self.cleanups_hung = 0  # tables whose clean-up took longer than CLEANUP_SECONDS
         self.computers = 0
         self.table_count = 0
         self.clients_made = 0
@@ -881,14 +883,30 @@ class Soak:
                 text = "".join(traceback.format_exception(exc, limit=-8))
                 self.game_failed(table, f"harness: {type(exc).__name__}", text)
             finally:
-                for task in table.tasks.values():
-                    task.cancel()
-                await asyncio.gather(*table.tasks.values(), return_exceptions=True)
-                await asyncio.gather(*(c.close() for c in table.clients), return_exceptions=True)
+                await self.clean_up(table)
                 self.running.discard(number)
             if table.done:
                 await self.check(table)
             del self.tables[number]
+
+    async def clean_up(self, table: SoakTable) -> None:
+        """Cancel the table's coroutines and close its clients, for at most ``CLEANUP_SECONDS``:
+        a hang here (reported, with what still waits) must not hold the room's check past the
+        room's retention, when its log is gone (a ninth- and a tenth-session "log unreadable"
+        were checked 15 minutes after their game)."""
+        for task in table.tasks.values():
+            task.cancel()
+
+        async def cancelled_and_closed() -> None:
+            await asyncio.gather(*table.tasks.values(), return_exceptions=True)
+            await asyncio.gather(*(c.close() for c in table.clients), return_exceptions=True)
+
+        try:
+            await asyncio.wait_for(cancelled_and_closed(), CLEANUP_SECONDS)
+        except TimeoutError:
+            self.cleanups_hung += 1
+            say(f"table {table.number}: clean-up hung {CLEANUP_SECONDS:.0f} s; checked all the"
+                f" same: {await self.describe(table)}")  # fmt: skip
 
     async def watch_over(self, table: SoakTable) -> str | None:
         """Play the table; the reason it is stuck (then it is left running, for
@@ -1408,6 +1426,7 @@ class Soak:
             "hints": self.hints,
             "rejoins": self.rejoins,
             "late spectators": self.late_spectators,
+            "table clean-ups that hung (checked all the same)": self.cleanups_hung,
             "clients": self.clients_made,
             "errors": dict(sorted(self.stats.errors.items())),
             "internal_error": self.stats.errors["internal_error"],
