@@ -892,8 +892,8 @@ class Soak:
     async def clean_up(self, table: SoakTable) -> None:
         """Cancel the table's coroutines and close its clients, for at most ``CLEANUP_SECONDS``:
         a hang here (reported, with what still waits) must not hold the room's check past the
-        room's retention, when its log is gone (a ninth- and a tenth-session "log unreadable"
-        were checked 15 minutes after their game)."""
+        room's retention, when its log is gone (the tenth session's "log unreadable" room was
+        first read 14 minutes after its game ended; finished rooms are kept 4)."""
         for task in table.tasks.values():
             task.cancel()
 
