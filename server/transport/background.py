@@ -91,8 +91,8 @@ def start_loops(rt: Runtime) -> list[asyncio.Task[None]]:
 
 def _heap_trim_loop(rt: Runtime) -> list[asyncio.Task[None]]:
     """Give the C heap's free pages back every ``malloc_trim_seconds`` (on glibc): without it,
-    a process that lives for days keeps what it freed between live blocks (RELIABILITY.md,
-    "Chaos soak"). A trim takes about 0.2 ms here (the soak's long-lived process)."""
+    what a burst freed below the heap's top stays resident for the process's life
+    (:mod:`server.ops.memory`). A trim takes about 0.2 ms here."""
     seconds = rt.settings.malloc_trim_seconds
     if not seconds or not trim_available():
         return []
