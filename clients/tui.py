@@ -50,6 +50,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import (
@@ -692,11 +693,17 @@ class TableScreen(Screen[None]):
     def me(self) -> str | None:
         return None if self.spectator else self.client.player
 
+    def on_unmount(self) -> None:
+        self.mounted = False  # a worker that ends later (the analysis) finds no widgets
+
     def refresh_view(self) -> None:
         if not self.mounted:
             return
         model = self.client.model
-        header = self.query_one("#header", Static)
+        try:
+            header = self.query_one("#header", Static)
+        except NoMatches:  # the screen is being removed: nothing left to refresh
+            return
         role = "watching" if self.spectator else "playing"
         if model is not None and model.status is RoomStatus.FINISHED:
             role = "game over"
