@@ -97,7 +97,7 @@ class RedisStore:
         self._claim_deadline = redis.register_script(_lua("claim_deadline"))
         self._claim_lease = redis.register_script(_lua("claim_lease"))
         self._renew_leases = redis.register_script(_lua("renew_leases"))
-        self._spectators = redis.register_script(_lua("spectators"))
+        self._spectator_drop = redis.register_script(_lua("spectator_drop"))
         self._spectators_renew = redis.register_script(_lua("spectators_renew"))
 
     # -- key names ------------------------------------------------------------------------------
@@ -218,13 +218,11 @@ class RedisStore:
     # -- spectators (leases: a crashed process's spectators drop out when theirs run out) ------
 
     async def spectator_put(self, room_id: str, conn_id: str, lease_ms: int, now: int) -> int:
-        key = self.keys(room_id).spectators
-        return int(await self._spectators(keys=[key], args=[conn_id, now + lease_ms, now,
-                                                           lease_ms * 2]))  # fmt: skip
+        return await self.spectators_renew(room_id, [conn_id], lease_ms, now)
 
     async def spectator_drop(self, room_id: str, conn_id: str, now: int) -> int:
         key = self.keys(room_id).spectators
-        return int(await self._spectators(keys=[key], args=[conn_id, "", now, 0]))
+        return int(await self._spectator_drop(keys=[key], args=[conn_id, now]))
 
     async def spectators_renew(
         self, room_id: str, conn_ids: Sequence[str], lease_ms: int, now: int
