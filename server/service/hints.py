@@ -1,6 +1,7 @@
 """A room's hints outside its slot: the deadline schedule (when a timer or a computer's move is
 due, polled by every process) and the lobby index, plus this process's local wake-up for a
-computer's move. They are written after the commit, best effort: the record is the truth.
+computer's move. They are written after the commit, best effort: the record is the truth. (On a
+single Redis the commit's script writes the deadline itself: ``Store.commits_deadlines``.)
 
 A commit whose reply never came (Redis froze or failed over mid-call: ``unavailable``, the
 outcome unknown) may still have run; its hints were then never written, and a turn handed to a
@@ -80,8 +81,8 @@ class Hints:
             self.wake(room_id, after.computer_ms)
         try:
             wake = deadlines.wake_at(after)
-            if wake != deadlines.wake_at(before):
-                await self.store.set_deadline(room_id, wake)
+            if wake != deadlines.wake_at(before) and not self.store.commits_deadlines:
+                await self.store.set_deadline(room_id, wake)  # (a Cluster: another slot)
             if created or any(isinstance(e, SUMMARY_EVENTS) for e in events):
                 grace = self.settings.absent_turn_seconds
                 summary = json.dumps(roomlist.summary(room_id, after, grace)).encode()

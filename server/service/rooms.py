@@ -223,6 +223,7 @@ class GameService:
         ttl = deadlines.room_ttl(
             record, self.settings.idle_room_seconds, self.settings.retention_seconds, now
         )
+        wake = deadlines.wake_at(record)
         transition = Transition(
             expected_version=cached.version,
             record=record_format.encode_record(record),
@@ -233,6 +234,8 @@ class GameService:
             cache_field=cache_key,
             cache_value=encode_result(change.result) if cache_key else b"",
             cache_size=self.settings.idempotency_cache_size,
+            deadline_changed=wake != deadlines.wake_at(cached.record),
+            deadline_ms=wake,
         )
         try:
             reply = await self.store.commit(room_id, transition)

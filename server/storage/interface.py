@@ -196,6 +196,10 @@ class Transition:
     cache_value: bytes = b""
     cache_size: int = 1024
     new_version: int = field(default_factory=new_version)
+    #: the room's deadline changed to ``deadline_ms`` (None: it has none): a store whose
+    #: ``commits_deadlines`` is true writes it into the schedule with the commit
+    deadline_changed: bool = False
+    deadline_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +234,10 @@ def parse_cached(raw: bytes | None) -> Duplicate | None:
 
 class Store(Protocol):
     """What the service needs from storage (see the module docstring for the Redis layout)."""
+
+    #: whether :meth:`commit` writes a transition's changed deadline into the schedule
+    #: (single Redis: one script); otherwise the caller calls :meth:`set_deadline` after it
+    commits_deadlines: bool
 
     async def load(self, room_id: str) -> StoredRoom | None: ...
     async def commit(self, room_id: str, t: Transition) -> Committed | Conflict | Duplicate: ...

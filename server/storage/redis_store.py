@@ -92,6 +92,8 @@ class RedisStore:
         self._transition = redis.register_script(_TRANSITION)
         # the hot path: transitions pipelined on a connection of their own (single Redis)
         self._pipe = None if self.replicas.cluster else ScriptPipe(redis, self._transition)
+        # the schedule's bucket is in another slot than the room's keys on a Cluster
+        self.commits_deadlines = not self.replicas.cluster
         self._cached_result = redis.register_script(_lua("cached_result"))
         self._index_put = redis.register_script(_lua("index_put"))
         self._claim_deadline = redis.register_script(_lua("claim_deadline"))
@@ -147,15 +149,17 @@ class RedisStore:
             args += [name, value]
         args.append(len(t.events))
         args += t.events
+        script_keys = keys.transition()
+        if t.deadline_changed and self.commits_deadlines:
+            script_keys.append(self._global("deadlines", self.bucket_of(room_id)))
+            args += [room_id, "-" if t.deadline_ms is None else t.deadline_ms]
         if not wanted:
             if self._pipe is not None:
-                reply = await self._pipe(keys.transition(), args)
+                reply = await self._pipe(script_keys, args)
             else:
-                reply = await self._transition(keys=keys.transition(), args=args)
+                reply = await self._transition(keys=script_keys, args=args)
         else:
-            reply, confirmed = await self.replicas.eval(
-                self._transition, keys.transition(), args, wanted
-            )
+            reply, confirmed = await self.replicas.eval(self._transition, script_keys, args, wanted)
             if int(reply[0]) in (1, 2) and confirmed < wanted:
                 raise NotReplicatedError(f"{confirmed} of {wanted} replicas confirmed in time")
         kind = int(reply[0])

@@ -5,7 +5,9 @@
 -- KEYS[3] seats hash    seat metadata (token hashes, names, ...)
 -- KEYS[4] results hash  command key -> "<seq>|<result>" for idempotent retries
 -- KEYS[5] results list  the order results were cached in, to cap the hash
--- All five share the room's hash tag, so this runs unchanged on Redis Cluster.
+-- KEYS[6] (single Redis only) the deadline schedule's bucket of the room
+-- The first five share the room's hash tag, so this runs unchanged on Redis Cluster (without
+-- KEYS[6], which lies in another slot: there the caller writes the deadline after the commit).
 --
 -- ARGV[1] expected version ("0": the room must not exist yet); versions are random strings of
 --         digits drawn by the caller, never a counter: a master promoted after a failover that
@@ -21,6 +23,9 @@
 -- ARGV[10] number of seat fields to set (n), then n field/value pairs (an empty value deletes
 --         the field: that is how a seat token is revoked)
 -- then the number of events (m), then m encoded events, numbered from the current seq + 1
+-- then, only with KEYS[6]: the room's id and its new deadline in Unix ms ("-": none, the room
+--         leaves the schedule); written with the commit, so the schedule never misses a
+--         commit whose reply was lost
 --
 -- Returns one of
 --   {1, new_version, first_seq, last_seq}   committed (first_seq > last_seq when no events)
@@ -62,6 +67,15 @@ local first = seq + 1
 for i = 1, nevents do
   seq = seq + 1
   redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[idx + i])
+end
+
+if KEYS[6] then
+  local at = ARGV[idx + nevents + 2]
+  if at == '-' then
+    redis.call('ZREM', KEYS[6], ARGV[idx + nevents + 1])
+  else
+    redis.call('ZADD', KEYS[6], at, ARGV[idx + nevents + 1])
+  end
 end
 
 local version = ARGV[9]

@@ -384,3 +384,27 @@ async def test_renewing_unchanged_spectator_leases_costs_one_call_a_room_and_no_
     assert recounts == [rooms[0]]
     counts = [e for e in await node.log(rooms[0]) if isinstance(e, pm.Spectators)]
     assert [msgspec.structs.asdict(e)["count"] for e in counts] == [3, 4]
+
+
+async def test_a_commit_that_moves_the_deadline_writes_it_in_the_same_call(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node = nodes[0]
+    store = node.service.store
+    assert store.commits_deadlines  # single Redis: the schedule is written by the commit's script
+    room_id, ids = await new_game(node, 2, turn_seconds=30)
+    separate: list[int | None] = []
+
+    async def set_deadline(room_id: str, at_ms: int | None) -> None:
+        separate.append(at_ms)
+
+    monkeypatch.setattr(store, "set_deadline", set_deadline)
+    before = (await node.service.view(room_id)).record.deadline_ms
+    await node.service.play(room_id, ids[0], pm.Roll(id="r"))
+    await node.service.play(room_id, ids[0], pm.Score(id="s", box=Box.CHANCE))
+    record = (await node.service.view(room_id)).record
+    assert record.deadline_ms is not None and before is not None
+    assert record.deadline_ms > before  # the second player's turn timer
+    assert await store.due_deadlines(record.deadline_ms - 1) == []
+    assert await store.due_deadlines(record.deadline_ms) == [room_id]
+    assert separate == []  # no second round trip

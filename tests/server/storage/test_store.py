@@ -189,3 +189,24 @@ async def test_a_create_key_reserves_once(redis_client: aioredis.Redis, redis_pr
     store = store_for(redis_client, redis_prefix)
     assert await store.reserve_create_key("k", b"first") is None
     assert await store.reserve_create_key("k", b"second") == b"first"
+
+
+async def test_a_commit_writes_its_changed_deadline_on_a_single_redis_only(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    cluster = isinstance(redis_client, RedisCluster)
+    assert store.commits_deadlines is not cluster  # another slot than the room's on a Cluster
+    create = Transition(0, b"r", 60, deadline_changed=True, deadline_ms=500)
+    await store.commit("dl", create)
+    expected = [] if cluster else ["dl"]
+    assert await store.due_deadlines(500) == expected
+    stale = Transition(0, b"x", 60, deadline_changed=True, deadline_ms=None)
+    assert isinstance(await store.commit("dl", stale), Conflict)
+    assert await store.due_deadlines(500) == expected  # a conflict writes nothing
+    unchanged = Transition(create.new_version, b"r2", 60, deadline_ms=100)
+    await store.commit("dl", unchanged)
+    assert await store.due_deadlines(100) == []  # not changed: not written
+    cleared = Transition(unchanged.new_version, b"r3", 60, deadline_changed=True)
+    await store.commit("dl", cleared)
+    assert await store.due_deadlines(10_000) == []
