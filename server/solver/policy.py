@@ -11,7 +11,9 @@ decision of that turn by lookups. Box values are computed through the engine's o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +43,7 @@ __all__ = [
     "plan_key",
     "plan_turns",
     "rank_options",
+    "remembered_plans",
     "to_command",
     "turn_plan",
 ]
@@ -146,10 +149,22 @@ def plan_turns(table: Table, cards: Sequence[Scorecard]) -> list[TurnPlan]:
 
 
 MEMO_PLANS = 1024
-"""Turn plans a table remembers, the most recently used (about 10 KiB each: some 10 MiB a rule
-set). A plan serves the three decisions and the hints of one turn, and the first turns of every
-game share their positions; beyond that a position seldom comes back, so a larger memo holds
-memory (a process's RSS grew by 50 MiB an hour of play with 4,096) for few hits."""
+"""Turn plans a process remembers, the most recently used, across ALL its tables (about 10 KiB
+each: some 10 MiB). A plan serves the three decisions and the hints of one turn, and the first
+turns of every game share their positions; beyond that a position seldom comes back, so a larger
+memo holds memory (a process's RSS grew by 50 MiB an hour of play with 4,096) for few hits. One
+budget, not one a table: each computer level plays from its own table (the medium and easy
+levels' are derived from the optimal one), and with a budget per table a process's memory grew
+for hours by up to three memos' worth, as slowly as the weaker levels' positions came (what the
+chaos soak measured as memory that was not flat)."""
+
+#: every plan in a table's memo, least recently used first: (id of the memo, key) -> the memo
+#: (held, so that no other memo gets its id while an entry names it)
+_RECENT: OrderedDict[tuple[int, tuple[int, int]], MutableMapping[tuple[int, int], object]] = (
+    OrderedDict()
+)
+#: the memos are used by the event loop and by game reviews in worker threads
+_MEMO_LOCK = threading.Lock()
 
 
 def plan_key(table: Table, card: Scorecard) -> tuple[int, int]:
@@ -158,11 +173,29 @@ def plan_key(table: Table, card: Scorecard) -> tuple[int, int]:
     return (at.group, at.upper)
 
 
+def _used(table: Table, key: tuple[int, int]) -> None:
+    memo, recent = table.memo, (id(table.memo), key)
+    with _MEMO_LOCK:  # (a game review in a worker thread may evict the plan meanwhile)
+        if key in memo:
+            memo.move_to_end(key)
+        if recent in _RECENT:
+            _RECENT.move_to_end(recent)
+
+
 def _remember(table: Table, key: tuple[int, int], plan: TurnPlan) -> None:
     memo = table.memo
-    memo[key] = plan
-    while len(memo) > MEMO_PLANS:
-        memo.popitem(last=False)
+    with _MEMO_LOCK:
+        memo[key] = plan
+        _RECENT[(id(memo), key)] = memo
+        _RECENT.move_to_end((id(memo), key))
+        while len(_RECENT) > MEMO_PLANS:  # the least recently used plan of any table goes
+            (_, oldest), holder = _RECENT.popitem(last=False)
+            holder.pop(oldest, None)
+
+
+def remembered_plans() -> int:
+    """How many turn plans the process's tables hold (at most :data:`MEMO_PLANS`)."""
+    return len(_RECENT)
 
 
 def plan_ahead(table: Table, cards: Sequence[Scorecard]) -> int:
@@ -174,7 +207,7 @@ def plan_ahead(table: Table, cards: Sequence[Scorecard]) -> int:
     for card in cards:
         key = plan_key(table, card)
         if key in memo:
-            memo.move_to_end(key)
+            _used(table, key)
         else:
             missing.setdefault(key, card)
     plans = plan_turns(table, list(missing.values()))
@@ -190,7 +223,7 @@ def turn_plan(table: Table, card: Scorecard) -> TurnPlan:
     memo = table.memo
     plan = memo.get(key)
     if isinstance(plan, TurnPlan):
-        memo.move_to_end(key)
+        _used(table, key)
     else:
         plan = plan_turns(table, [card])[0]
         _remember(table, key, plan)

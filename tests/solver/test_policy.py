@@ -252,3 +252,32 @@ def test_a_plan_of_a_batch_holds_its_own_columns_not_the_batch(official: Table) 
             assert values.nbytes == values.size * values.itemsize
     one = plan_turns(official, [cards[3]])[0]
     assert np.allclose(plans[3].keep_2, one.keep_2, equal_nan=True)
+
+
+def test_every_table_of_a_process_shares_one_budget_of_plans(
+    official: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The medium and easy computers play from tables of their own: their plans count against
+    the same budget as the optimal table's, so a process holds MEMO_PLANS plans in all."""
+    import gc
+    import weakref
+
+    from server.solver import Level, computer_player, policy
+
+    monkeypatch.setattr(policy, "MEMO_PLANS", 3)
+    tables = [official] + [computer_player(level, official).table
+                           for level in (Level.MEDIUM, Level.EASY)]  # fmt: skip
+    assert len({id(t) for t in tables}) == 3
+    cards = [Scorecard.empty("yahtzee").with_score(b, 1) for b in (Box.ACES, Box.TWOS)]
+    first = turn_plan(tables[0], cards[0])
+    gone = weakref.ref(first.keep_1)
+    del first
+    for table in tables:
+        for card in cards:
+            turn_plan(table, card)
+    assert sum(len(t.memo) for t in tables) == 3 == policy.remembered_plans()
+    assert len(tables[2].memo) == 2  # the newest three
+    assert len(tables[1].memo) == 1
+    assert len(tables[0].memo) == 0
+    gc.collect()
+    assert gone() is None  # an evicted plan's arrays are freed
