@@ -403,7 +403,8 @@ async def test_a_commit_that_moves_the_deadline_writes_it_in_the_same_call(
     await node.service.play(room_id, ids[0], pm.Roll(id="r"))
     await node.service.play(room_id, ids[0], pm.Score(id="s", box=Box.CHANCE))
     record = (await node.service.view(room_id)).record
-    assert record.deadline_ms is not None and before is not None
+    assert record.deadline_ms is not None
+    assert before is not None
     assert record.deadline_ms > before  # the second player's turn timer
     assert await store.due_deadlines(record.deadline_ms - 1) == []
     assert await store.due_deadlines(record.deadline_ms) == [room_id]
