@@ -4,8 +4,9 @@ glibc keeps the pages a process frees inside its heap: the heap's top cannot shr
 block, so what a burst of work freed below it stays resident. ``malloc_trim(0)`` gives every
 free page back (``madvise``), wherever it lies. In a chaos soak one trim of a process that had
 run for half an hour under tracemalloc gave back 29 MiB of its 508 MiB; a trim a minute costs
-about 0.2 ms. It does not stop the slow growth the soak still measures (RELIABILITY.md, "Chaos
-soak"): that grows as much on jemalloc, so it is memory the process keeps, not free pages.
+about 0.2 ms. It was not the cure of the slow growth a soak measured (it grew as much on
+jemalloc): that was memory the process kept, the turn plans of the weaker computers' tables
+(heaptrack; now one budget for all tables, :data:`server.solver.policy.MEMO_PLANS`).
 Elsewhere than glibc this does nothing.
 """
 
