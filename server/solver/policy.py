@@ -12,8 +12,9 @@ decision of that turn by lookups. Box values are computed through the engine's o
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from server.game.preview import bonus_take_allowed, box_previews, yahtzee_bonus_
 from server.game.scoring import YAHTZEE_BONUS, check_dice
 
 from .dice import INDEX, ROLL_ROWS, keeps_of
-from .table import Position, Table, position_of
+from .table import PlanMemo, Position, Table, position_of
 from .turn import UPPER_CAP, VALUE, Columns, evaluate
 
 __all__ = [
@@ -158,11 +159,9 @@ levels' are derived from the optimal one), and with a budget per table a process
 for hours by up to three memos' worth, as slowly as the weaker levels' positions came (what the
 chaos soak measured as memory that was not flat)."""
 
-#: every plan in a table's memo, least recently used first: (id of the memo, key) -> the memo
-#: (held, so that no other memo gets its id while an entry names it)
-_RECENT: OrderedDict[tuple[int, tuple[int, int]], MutableMapping[tuple[int, int], object]] = (
-    OrderedDict()
-)
+#: every plan in a table's memo, least recently used first: (id of the memo, key) -> the memo,
+#: weakly (a table dropped is freed; an entry of a memo that is gone is skipped)
+_RECENT: OrderedDict[tuple[int, tuple[int, int]], weakref.ref[PlanMemo]] = OrderedDict()
 #: the memos are used by the event loop and by game reviews in worker threads
 _MEMO_LOCK = threading.Lock()
 
@@ -186,16 +185,20 @@ def _remember(table: Table, key: tuple[int, int], plan: TurnPlan) -> None:
     memo = table.memo
     with _MEMO_LOCK:
         memo[key] = plan
-        _RECENT[(id(memo), key)] = memo
+        # (a memo freed since may have left its id to this one: the entry is simply replaced)
+        _RECENT[(id(memo), key)] = weakref.ref(memo)
         _RECENT.move_to_end((id(memo), key))
         while len(_RECENT) > MEMO_PLANS:  # the least recently used plan of any table goes
-            (_, oldest), holder = _RECENT.popitem(last=False)
-            holder.pop(oldest, None)
+            (_, oldest), held_by = _RECENT.popitem(last=False)
+            holder = held_by()
+            if holder is not None:
+                holder.pop(oldest, None)
 
 
 def remembered_plans() -> int:
     """How many turn plans the process's tables hold (at most :data:`MEMO_PLANS`)."""
-    return len(_RECENT)
+    with _MEMO_LOCK:
+        return sum(1 for (_, key), held_by in _RECENT.items() if key in (held_by() or ()))
 
 
 def plan_ahead(table: Table, cards: Sequence[Scorecard]) -> int:

@@ -54,6 +54,12 @@ def position_of(rules: SolverRules, card: Scorecard) -> Position:
     )
 
 
+class PlanMemo(OrderedDict[tuple[int, int], object]):
+    """A table's remembered turn plans by position, least recently used first; the process's
+    one budget of plans (:data:`server.solver.policy.MEMO_PLANS`) refers to it weakly, so a
+    table nobody uses any more is freed with its plans."""
+
+
 @dataclass(frozen=True)
 class Table:
     """Expected points still to come under optimal play, ``values[group, upper]``.
@@ -66,9 +72,7 @@ class Table:
     values: FloatArray
     moments: FloatArray | None = None
     build_seconds: float = 0.0
-    memo: OrderedDict[tuple[int, int], object] = field(
-        default_factory=OrderedDict, compare=False, repr=False
-    )
+    memo: PlanMemo = field(default_factory=lambda: PlanMemo(), compare=False, repr=False)
 
     def future(self, card: Scorecard) -> float:
         """Expected points still to come for ``card`` (at the start of a turn)."""

@@ -281,3 +281,22 @@ def test_every_table_of_a_process_shares_one_budget_of_plans(
     assert len(tables[0].memo) == 0
     gc.collect()
     assert gone() is None  # an evicted plan's arrays are freed
+
+
+def test_a_table_dropped_is_freed_with_its_plans(official: Table) -> None:
+    """The budget refers to the tables' memos weakly: the plans of a table nobody uses any
+    more neither keep it alive nor count."""
+    import gc
+    import weakref
+
+    from server.solver import Level, computer_player, policy
+
+    gc.collect()  # the tables earlier tests dropped
+    easy = computer_player(Level.EASY, official).table
+    turn_plan(easy, Scorecard.empty("yahtzee").with_score(Box.SIXES, 18))
+    before = policy.remembered_plans()
+    gone = weakref.ref(easy)
+    del easy
+    gc.collect()
+    assert gone() is None
+    assert policy.remembered_plans() == before - 1
