@@ -22,6 +22,7 @@ from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import Upkeep
 from server.settings import Settings
+from server.storage.interface import NotReplicatedError
 from server.storage.redis_store import RedisStore, Store, Transition, lease_member
 
 
@@ -409,3 +410,17 @@ async def test_a_commit_that_moves_the_deadline_writes_it_in_the_same_call(
     assert await store.due_deadlines(record.deadline_ms - 1) == []
     assert await store.due_deadlines(record.deadline_ms) == [room_id]
     assert separate == []  # no second round trip
+
+
+async def test_a_commit_that_waits_for_a_replica_writes_its_deadline_too(
+    clients: list[aioredis.Redis], settings: Settings
+) -> None:
+    """With replicas required, the transition goes through ``WAIT`` (``ReplicaWait.eval``):
+    the same script with the schedule's key. No replica here confirms it, so the commit is not
+    acknowledged, but it ran, and its deadline with it (the retry finds both)."""
+    store = RedisStore(clients[0], settings.redis_prefix, min_replicas=1,
+                       replication_timeout=0.05)  # fmt: skip
+    create = Transition(0, b"r", 60, deadline_changed=True, deadline_ms=700)
+    with pytest.raises(NotReplicatedError):
+        await store.commit("waited", create)
+    assert await store.due_deadlines(700) == ["waited"]
