@@ -52,11 +52,21 @@ class Upkeep:
         earlier = self._wakes.pop(room_id, None)
         if earlier is not None:
             earlier.cancel()
-        delay = max(0.0, (at_ms - self.service.clock()) / 1000)
+        # + 1 ms: the loop's timers round to its millisecond clock, and one in seven fired a
+        # millisecond before the record's due time (measured with uvloop)
+        delay = max(0.0, (at_ms - self.service.clock() + 1) / 1000)
         self._wakes[room_id] = asyncio.get_running_loop().call_later(delay, self._wake, room_id)
 
     def _wake(self, room_id: str) -> None:
         self._wakes.pop(room_id, None)
+        seen = self.service.cached(room_id)
+        due = seen.record.computer_ms if seen is not None else None
+        if due is not None and due > self.service.clock():
+            # Woken before the move is due (the loop's clock is coarser than the record's, and
+            # it lags under load): fired now, the move would not be due, and only the polled
+            # schedule would make it, up to ``timer_poll_seconds`` late. Wait the rest.
+            self.wake_soon(room_id, due)
+            return
         task = asyncio.create_task(self._fire_logged(room_id), name=f"wake-{room_id}")
         self._firing.add(task)
         task.add_done_callback(self._firing.discard)

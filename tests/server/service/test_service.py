@@ -424,3 +424,38 @@ async def test_a_commit_that_waits_for_a_replica_writes_its_deadline_too(
     with pytest.raises(NotReplicatedError):
         await store.commit("waited", create)
     assert await store.due_deadlines(700) == ["waited"]
+
+
+async def test_a_computers_wake_up_that_comes_early_waits_instead_of_missing_the_move(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's timers round to its millisecond clock: a local wake-up can come before the
+    computer's move is due by the record's clock. It must wait the rest, not fire a move that
+    is not due (which left the move to the polled schedule, up to 250 ms late)."""
+    node = nodes[0]
+    options = game.RuleOptions(first_player="seat_order")
+    room_id, _ = await node.service.create_room(
+        options=options, seats=2, computers=[("hard", None)], computer_delay_ms=60_000
+    )
+    joined = await node.seats.join(room_id, "P", None, conn_id="c")
+    await node.service.play(room_id, joined.result.player, pm.Start(id="s"))
+    seen = node.service.cached(room_id)
+    assert seen is not None
+    due = seen.record.computer_ms
+    assert due is not None  # the computer (seat 0) is on turn, its move a minute away
+    fired: list[str] = []
+
+    async def fire_timer(room_id: str) -> bool:
+        fired.append(room_id)
+        return True
+
+    monkeypatch.setattr(node.upkeep, "fire_timer", fire_timer)
+    monkeypatch.setattr(node.service, "clock", lambda: due - 1)  # one millisecond early
+    node.upkeep._wake(room_id)
+    assert not node.upkeep._firing  # no move started
+    assert room_id in node.upkeep._wakes  # waits again for the rest
+    node.upkeep._wakes.pop(room_id).cancel()
+    monkeypatch.setattr(node.service, "clock", lambda: due)
+    node.upkeep._wake(room_id)
+    await asyncio.gather(*node.upkeep._firing)
+    assert fired == [room_id]
