@@ -38,6 +38,7 @@ from protocol.transport import (
 )
 from server.domain.matching import Policy
 from server.fanout.feed import ClusterNodes, Feed, SingleNode
+from server.ops.collector import tune_collector
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
 from server.players import Players
@@ -332,6 +333,7 @@ def create_app(
         tasks: list[asyncio.Task[None]] = []
         players: Players | None = None
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
+        collector_thresholds: tuple[int, int, int] | None = None
         try:
             await rt.redis.ping()
             app.state.runtime = rt
@@ -344,16 +346,15 @@ def create_app(
                 archive_ratings.connect(players.ratings)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
-            # What start-up made (modules, settings, the runtime) lives as long as the process:
-            # out of the collector's sight, a full collection walks only what serving made.
-            gc.collect()
-            gc.freeze()
+            collector_thresholds = tune_collector(settings.gc_young_threshold)
             # uvicorn calls this when its shutdown begins (server.transport.guard): the lobby
             # streams end then, so uvicorn does not wait for them.
             with logs.installed(rt.metrics):
                 yield {ON_SHUTDOWN: lobby.close}
         finally:
             undo_signals()
+            if collector_thresholds is not None:  # in-process tests: the next app starts afresh
+                gc.set_threshold(*collector_thresholds)
             await lobby.stop()
             for task in tasks:
                 task.cancel()

@@ -122,6 +122,10 @@ class Settings:
     #: How often the process gives the C heap's free pages back to the system (glibc's
     #: ``malloc_trim``, :mod:`server.ops.memory`), in seconds; 0 = never.
     malloc_trim_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_MALLOC_TRIM_SECONDS"))
+    #: Container objects (made, net of those freed) after which the garbage collector's young
+    #: generation is collected (:mod:`server.ops.collector`; Python's default is 700, which
+    #: promotes the work in flight and makes full collections of the whole heap frequent).
+    gc_young_threshold: int = field(default=50_000, metadata=_env("YAHTZEE_GC_YOUNG_THRESHOLD"))
     #: Correspondence reminders (protocol 1.4): the URL the webhook POSTs ``your_turn`` and
     #: ``clock_running_out`` to; unset: no reminders are queued.
     webhook_url: str | None = field(default=None, metadata=_env("YAHTZEE_WEBHOOK_URL"))
@@ -227,6 +231,7 @@ class Settings:
             "webhook_backoff_cap_seconds",
             "webhook_max_attempts",
             "webhook_poll_seconds",
+            "gc_young_threshold",
         )
         for name in positive:
             if getattr(self, name) <= 0:
