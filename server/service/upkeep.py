@@ -30,6 +30,12 @@ log = logging.getLogger("yahtzee.upkeep")
 TABLE_WAIT_MS = 500
 """How long a computer's move waits, again and again, while its strategy table loads."""
 
+WAKE_TICK_MS = 10
+"""Local wake-ups are grouped in ticks of this many milliseconds: the computers' moves of every
+room due in one tick are made in one turn of the loop, so their plans are made in one batch and
+their commits leave in one Redis write, and the loop wakes once for them all (at 3,000 rooms of
+computers, about 1,650 moves a second, some 16 a tick). A move is at most a tick later."""
+
 
 class Upkeep:
     """The background jobs of one process, on top of its :class:`GameService`."""
@@ -41,24 +47,36 @@ class Upkeep:
         self.advisor = advisor or Advisor()
         self.plans = PlanBatcher()
         self._counts_due: set[str] = set()
-        self._wakes: dict[str, asyncio.TimerHandle] = {}
+        self._wakes: dict[str, int] = {}  # room -> the tick its wake-up waits for
+        self._ticks: dict[int, tuple[asyncio.TimerHandle, list[str]]] = {}
         self._firing: set[asyncio.Task[None]] = set()
 
     # -- local wake-ups: a computer's move made on time ---------------------------------------
 
     def wake_soon(self, room_id: str, at_ms: int) -> None:
-        """Fire the room's deadline at ``at_ms`` from this process (the shared schedule, polled
-        every ``timer_poll_seconds`` by every process, stays the fallback)."""
-        earlier = self._wakes.pop(room_id, None)
-        if earlier is not None:
-            earlier.cancel()
+        """Fire the room's deadline at ``at_ms`` from this process, in the first tick of
+        :data:`WAKE_TICK_MS` after it (the shared schedule, polled every ``timer_poll_seconds``
+        by every process, stays the fallback)."""
         # + 1 ms: the loop's timers round to its millisecond clock, and one in seven fired a
         # millisecond before the record's due time (measured with uvloop)
-        delay = max(0.0, (at_ms - self.service.clock() + 1) / 1000)
-        self._wakes[room_id] = asyncio.get_running_loop().call_later(delay, self._wake, room_id)
+        tick = -(-(at_ms + 1) // WAKE_TICK_MS) * WAKE_TICK_MS
+        self._wakes[room_id] = tick  # a later call moves the room to its new tick
+        waiting = self._ticks.get(tick)
+        if waiting is not None:
+            waiting[1].append(room_id)
+            return
+        delay = max(0.0, (tick - self.service.clock()) / 1000)
+        handle = asyncio.get_running_loop().call_later(delay, self._tick, tick)
+        self._ticks[tick] = (handle, [room_id])
+
+    def _tick(self, tick: int) -> None:
+        _, rooms = self._ticks.pop(tick)
+        for room_id in dict.fromkeys(rooms):
+            if self._wakes.get(room_id) == tick:  # not moved to another tick since
+                del self._wakes[room_id]
+                self._wake(room_id)
 
     def _wake(self, room_id: str) -> None:
-        self._wakes.pop(room_id, None)
         seen = self.service.cached(room_id)
         due = seen.record.computer_ms if seen is not None else None
         if due is not None and due > self.service.clock():
@@ -79,8 +97,9 @@ class Upkeep:
 
     async def stop(self) -> None:
         """Cancel the pending wake-ups (shutdown)."""
-        for handle in self._wakes.values():
+        for handle, _ in self._ticks.values():
             handle.cancel()
+        self._ticks.clear()
         self._wakes.clear()
         for task in list(self._firing):
             task.cancel()

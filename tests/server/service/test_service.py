@@ -20,7 +20,7 @@ from server.domain import record_format
 from server.service.outcomes import ServiceError
 from server.service.rooms import GameService
 from server.service.seats import Seats
-from server.service.upkeep import Upkeep
+from server.service.upkeep import WAKE_TICK_MS, Upkeep
 from server.settings import Settings
 from server.storage.interface import NotReplicatedError
 from server.storage.redis_store import RedisStore, Store, Transition, lease_member
@@ -454,8 +454,48 @@ async def test_a_computers_wake_up_that_comes_early_waits_instead_of_missing_the
     node.upkeep._wake(room_id)
     assert not node.upkeep._firing  # no move started
     assert room_id in node.upkeep._wakes  # waits again for the rest
-    node.upkeep._wakes.pop(room_id).cancel()
+    node.upkeep._wakes.pop(room_id)  # (its tick then finds nothing to wake)
     monkeypatch.setattr(node.service, "clock", lambda: due)
     node.upkeep._wake(room_id)
     await asyncio.gather(*node.upkeep._firing)
     assert fired == [room_id]
+
+
+async def test_computers_moves_due_in_one_tick_are_made_in_one_turn_of_the_loop(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wake-ups are grouped in ticks: rooms due within one tick are woken by one timer (their
+    moves start together, so their plans batch and their commits share a write); a room whose
+    wake-up moved to a later tick is woken there only, once."""
+    upkeep = nodes[0].upkeep
+    fired: list[str] = []
+    turns: list[list[str]] = []  # what each timer found fired before it ran
+    all_fired = asyncio.Event()
+
+    async def fire_timer(room_id: str) -> bool:
+        fired.append(room_id)
+        if len(fired) == 3:
+            all_fired.set()
+        return True
+
+    tick = upkeep._tick
+
+    def counting_tick(at: int) -> None:
+        turns.append(list(fired))
+        tick(at)
+
+    monkeypatch.setattr(upkeep, "fire_timer", fire_timer)
+    monkeypatch.setattr(upkeep, "_tick", counting_tick)
+    now = nodes[0].service.clock()
+    start = -(-now // WAKE_TICK_MS) * WAKE_TICK_MS + 5 * WAKE_TICK_MS  # a tick ahead, its start
+    upkeep.wake_soon("a", start + 1)
+    upkeep.wake_soon("b", start + 3)
+    upkeep.wake_soon("c", start + 2)
+    upkeep.wake_soon("c", start + 3 * WAKE_TICK_MS)  # c moved on
+    assert len(upkeep._ticks) == 2
+    await asyncio.wait_for(all_fired.wait(), 10)
+    assert sorted(fired[:2]) == ["a", "b"]
+    assert fired[2:] == ["c"]
+    assert turns == [[], ["a", "b"]]  # two timers: a and b by the first, c by the later one
+    assert not upkeep._ticks
+    assert not upkeep._wakes
