@@ -98,10 +98,17 @@ def error_code(code: str) -> str:
 _NO_WIRE_FORM = frozenset({"roll_off_started"})
 
 
+_WIRE_BOXES: Mapping[game.Box, Box] = {box: Box(box.value) for box in game.Box}
+
+
 def preview(state: game.GameState) -> tuple[pm.PreviewEntry, ...]:
+    return _wire_preview(game.preview(state))
+
+
+def _wire_preview(boxes: Iterable[game.BoxPreview]) -> tuple[pm.PreviewEntry, ...]:
+    wire_box = _WIRE_BOXES
     return tuple(
-        pm.PreviewEntry(box=Box(p.box.value), allowed=p.allowed, points=p.points)
-        for p in game.preview(state)
+        pm.PreviewEntry(box=wire_box[p.box], allowed=p.allowed, points=p.points) for p in boxes
     )
 
 
@@ -214,6 +221,7 @@ def _game_event(
             server_time_ms=commit.now,
         )
     if isinstance(event, game.Rolled):
+        shown = game.roll_view(state)
         return pm.Rolled(
             **ctx,
             player=event.player,
@@ -221,9 +229,9 @@ def _game_event(
             roll_number=event.roll_number,
             rolls_left=event.rolls_left,
             held=tuple(event.held),
-            preview=preview(state),
-            yahtzee_bonus_pending=game.yahtzee_bonus_pending(state),
-            joker=game.joker_active(state),
+            preview=_wire_preview(shown.boxes),
+            yahtzee_bonus_pending=shown.yahtzee_bonus_pending,
+            joker=shown.joker,
         )
     if isinstance(event, game.HoldChanged):
         return pm.Held(**ctx, player=event.player, held=tuple(event.held))
@@ -232,7 +240,7 @@ def _game_event(
         return pm.Scored(
             **ctx,
             player=event.player,
-            box=Box(event.box.value),
+            box=_WIRE_BOXES[event.box],
             points=event.points,
             upper_bonus=totals.upper_bonus,
             yahtzee_bonus=totals.yahtzee_bonus,

@@ -21,10 +21,12 @@ from .events import *  # noqa: F403
 from .options import *  # noqa: F403
 from .preview import (
     BoxPreview,
+    RollView,
     best_auto_score,
     bonus_turn_available,
     joker_active,
     preview,
+    roll_view,
     yahtzee_bonus_pending,
 )
 from .scorecard import Scorecard, Totals
@@ -61,6 +63,7 @@ __all__ = [
     "Phase",
     "PlayerState",
     "Refused",
+    "RollView",
     "Scorecard",
     "Totals",
     "best_auto_score",
@@ -72,6 +75,7 @@ __all__ = [
     "new_game",
     "preview",
     "qualifies",
+    "roll_view",
     "rolls_left",
     "score_box",
     "scorecard",

@@ -21,6 +21,7 @@ under ``bonus_turn`` the player may take a due +100 and fill no box (:func:`bonu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .boxes import Box, is_upper, upper_box_for_face
@@ -28,12 +29,20 @@ from .errors import MustRollFirstError
 from .guards import check_table
 from .options import JokerMode, RuleOptions
 from .scorecard import Scorecard
-from .scoring import YAHTZEE_POINTS, Dice, check_dice, is_five_of_a_kind, joker_points, score_box
+from .scoring import (
+    YAHTZEE_POINTS,
+    Dice,
+    box_scores,
+    check_dice,
+    is_five_of_a_kind,
+    joker_points,
+)
 from .state import GameState, current_player
 from .transitions import Guard
 
 __all__ = [
     "BoxPreview",
+    "RollView",
     "best_auto_score",
     "bonus_take_allowed",
     "bonus_turn_available",
@@ -41,6 +50,7 @@ __all__ = [
     "joker_active",
     "joker_in_force",
     "preview",
+    "roll_view",
     "yahtzee_bonus_due",
     "yahtzee_bonus_pending",
 ]
@@ -48,7 +58,7 @@ __all__ = [
 _JOKER_FIXED = (Box.FULL_HOUSE, Box.SMALL_STRAIGHT, Box.LARGE_STRAIGHT)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BoxPreview:
     """One open box: whether it may be scored now and the points it would get.
 
@@ -91,18 +101,16 @@ def _upper_first_limit(options: RuleOptions, open_boxes: tuple[Box, ...]) -> set
 
 def box_previews(options: RuleOptions, card: Scorecard, dice: Dice) -> tuple[BoxPreview, ...]:
     """Every open box of ``card`` in card order, with ``allowed`` and ``points`` for ``dice``."""
-    rules = options.rules
+    scores = box_scores(options.rules, dice)  # checks the dice
     open_boxes = card.open_boxes()
     limit = _upper_first_limit(options, open_boxes)
     if not joker_in_force(options, card, dice):
         allowed = set(open_boxes) if limit is None else limit
         return tuple(
-            BoxPreview(b, True, score_box(rules, b, dice))
-            if b in allowed
-            else BoxPreview(b, False, 0)
+            BoxPreview(b, True, scores[b]) if b in allowed else BoxPreview(b, False, 0)
             for b in open_boxes
         )
-    matching = upper_box_for_face(rules, dice[0])
+    matching = upper_box_for_face(options.rules, dice[0])
     matching_open = card.is_open(matching)
     if options.joker is JokerMode.FREE:
         allowed = set(open_boxes) if limit is None else limit
@@ -112,17 +120,19 @@ def box_previews(options: RuleOptions, card: Scorecard, dice: Dice) -> tuple[Box
             else BoxPreview(
                 b,
                 True,
-                joker_points(b, dice)
-                if b in _JOKER_FIXED and not matching_open
-                else score_box(rules, b, dice),
+                joker_points(b, dice) if b in _JOKER_FIXED and not matching_open else scores[b],
             )
             for b in open_boxes
         )
-    return _forced_joker_previews(options, card, dice, limit)
+    return _forced_joker_previews(options, card, dice, limit, scores)
 
 
 def _forced_joker_previews(
-    options: RuleOptions, card: Scorecard, dice: Dice, limit: set[Box] | None
+    options: RuleOptions,
+    card: Scorecard,
+    dice: Dice,
+    limit: set[Box] | None,
+    scores: Mapping[Box, int],
 ) -> tuple[BoxPreview, ...]:
     # RULES.md section 4, with section 5's upper_first reading: the open upper boxes (the
     # limit) take the place of the lower boxes in step 2.
@@ -143,7 +153,7 @@ def _forced_joker_previews(
         if b not in allowed:
             result.append(BoxPreview(b, False, 0))
         elif is_upper(b):
-            result.append(BoxPreview(b, True, score_box(rules, b, dice)))
+            result.append(BoxPreview(b, True, scores[b]))
         else:
             result.append(BoxPreview(b, True, joker_points(b, dice)))
     return tuple(result)
@@ -165,6 +175,26 @@ def preview(state: GameState) -> tuple[BoxPreview, ...]:
     Raises the phase errors a Score would (e.g. ``must_roll_first`` before the first roll).
     """
     return box_previews(state.options, _scoring_card(state), state.dice)
+
+
+@dataclass(frozen=True, slots=True)
+class RollView:
+    """What a roll shows: :func:`preview`, :func:`yahtzee_bonus_pending` and
+    :func:`joker_active` of one state, the player's card looked up once."""
+
+    boxes: tuple[BoxPreview, ...]
+    yahtzee_bonus_pending: bool
+    joker: bool
+
+
+def roll_view(state: GameState) -> RollView:
+    """The preview, the +100 and the Joker after a roll (the phase errors a Score would)."""
+    options, card, dice = state.options, _scoring_card(state), state.dice
+    return RollView(
+        box_previews(options, card, dice),
+        yahtzee_bonus_due(options, card, dice),
+        joker_in_force(options, card, dice),
+    )
 
 
 def yahtzee_bonus_pending(state: GameState) -> bool:

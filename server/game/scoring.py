@@ -8,6 +8,7 @@ box's condition" (:func:`qualifies`) and "what does it score there under the nor
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
@@ -27,6 +28,7 @@ __all__ = [
     "YATZY_POINTS",
     "YATZY_SMALL_STRAIGHT_POINTS",
     "Dice",
+    "box_scores",
     "check_dice",
     "face_counts",
     "is_five_of_a_kind",
@@ -188,6 +190,24 @@ def score_box(rules: RuleSet, box: Box, dice: Sequence[int]) -> int:
     test, points = _rule(rules, box)
     faces = check_dice(dice)
     return points(faces) if test(faces) else 0
+
+
+def box_scores(rules: RuleSet, dice: Sequence[int]) -> Mapping[Box, int]:
+    """Points ``dice`` score in every box of ``rules`` under the normal rules (no Joker).
+
+    What a roll scores depends only on its faces, not their order: one table per rule set and
+    multiset of faces (252 of them) is made once and kept, so a preview of the open boxes after
+    every roll checks the dice once and looks the rest up."""
+    rule_set = rules if type(rules) is RuleSet else RuleSet(rules)
+    return _scores_of(rule_set, tuple(sorted(check_dice(dice))))
+
+
+@functools.cache
+def _scores_of(rules: RuleSet, faces: Dice) -> Mapping[Box, int]:
+    table = _YAHTZEE_RULES if rules is RuleSet.YAHTZEE else _YATZY_RULES
+    return MappingProxyType(
+        {box: points(faces) if test(faces) else 0 for box, (test, points) in table.items()}
+    )
 
 
 def joker_points(box: Box, dice: Sequence[int]) -> int:

@@ -19,6 +19,7 @@ from server.game import (
     best_auto_score,
     joker_active,
     preview,
+    roll_view,
     yahtzee_bonus_pending,
 )
 
@@ -124,7 +125,24 @@ def test_yatzy_preview() -> None:
 )
 def test_preview_needs_a_roll(make: object, code: str) -> None:
     state = make()  # type: ignore[operator]
-    for query in (preview, best_auto_score, yahtzee_bonus_pending, joker_active):
+    for query in (preview, best_auto_score, yahtzee_bonus_pending, joker_active, roll_view):
         with pytest.raises(GameError) as info:
             query(state)
         assert info.value.code == code
+
+
+@pytest.mark.parametrize(
+    "options",
+    [RuleOptions(), RuleOptions(joker=JokerMode.FREE), RuleOptions(rules=RuleSet.YATZY)],
+)
+def test_the_roll_view_is_the_three_queries_in_one(options: RuleOptions) -> None:
+    # a whole game of Yahtzees and near misses: the Joker, the bonus and plain rolls
+    state = started(["a"], options)
+    rolls = [(5, 5, 5, 5, 5), (2, 2, 2, 2, 2), (1, 2, 3, 4, 5), (6, 6, 6, 6, 6), (3, 3, 3, 4, 4)]
+    for number in range(len(state.player("a").card.boxes)):
+        state, _ = apply(state, Roll("a", rolls[number % len(rolls)]))
+        shown = roll_view(state)
+        assert shown.boxes == preview(state)
+        assert shown.yahtzee_bonus_pending == yahtzee_bonus_pending(state)
+        assert shown.joker == joker_active(state)
+        state, _ = apply(state, Score("a", best_auto_score(state)))

@@ -5,13 +5,15 @@ The tables double as documentation: each row is ``dice -> box -> points``.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from server.game import Box, RuleOptions, RuleSet, Scorecard, boxes_for, score_box
 from server.game.errors import InvalidDiceError, UnknownBoxError
 from server.game.options import JokerMode, Toggle
 from server.game.preview import box_previews, joker_in_force, yahtzee_bonus_due
-from server.game.scoring import joker_points, qualifies, upper_bonus_for
+from server.game.scoring import box_scores, joker_points, qualifies, upper_bonus_for
 
 B = Box
 
@@ -425,3 +427,21 @@ def test_scoring_rejects_bad_dice(dice: tuple[int, ...]) -> None:
 def test_scoring_rejects_boxes_of_the_other_rule_set(rules: RuleSet, box: Box) -> None:
     with pytest.raises(UnknownBoxError):
         score_box(rules, box, (1, 2, 3, 4, 5))
+
+
+@pytest.mark.parametrize("rules", list(RuleSet))
+def test_the_table_of_a_rolls_scores_is_what_each_box_scores(rules: RuleSet) -> None:
+    # every ordered roll: the table is kept per multiset of faces, the order must not matter
+    for roll in itertools.product(range(1, 7), repeat=5):
+        table = box_scores(rules, roll)
+        assert set(table) == set(boxes_for(rules))
+        assert all(table[box] == score_box(rules, box, roll) for box in boxes_for(rules))
+
+
+@pytest.mark.parametrize(
+    "dice", [(True, 1, 1, 1, 1), (0, 1, 2, 3, 4), (1, 2, 3, 4), [6, 6, 6, 6, 7]]
+)
+def test_the_table_checks_the_dice_before_it_looks_up(dice: tuple[int, ...]) -> None:
+    # True == 1 and hashes alike: a lookup before the check would score it as a Yahtzee
+    with pytest.raises(InvalidDiceError):
+        box_scores(RuleSet.YAHTZEE, dice)
