@@ -115,15 +115,20 @@ def encode_kick(conn_id: str) -> bytes:
     return _BATCH_ENCODER.encode(Kick(conn_id))
 
 
-def decode_channel(payload: bytes) -> Kick | list[EncodedEvent]:
+def decode_channel(payload: bytes, after_seq: int | None = None) -> Kick | list[EncodedEvent]:
     """A message of a room's channel: a :class:`Kick` or a batch of events
-    (:func:`encode_batch`)."""
+    (:func:`encode_batch`), without those at or before ``after_seq`` (already delivered)."""
     if payload.startswith(b"kick "):  # a kick published by a process of an earlier version
         return Kick(payload[5:].decode())
     message = _CHANNEL_DECODER.decode(payload)
     if isinstance(message, Kick):
         return message
-    return [from_log(_SEQ_DECODER.decode(raw).seq, bytes(raw)) for raw in message]
+    # The echo of a commit this process made is the common case: its events went to the
+    # sockets before the command's ack, so the batch's last seq says it is all old.
+    if after_seq is not None and message and _SEQ_DECODER.decode(message[-1]).seq <= after_seq:
+        return []
+    events = (from_log(_SEQ_DECODER.decode(raw).seq, bytes(raw)) for raw in message)
+    return [e for e in events if after_seq is None or e.seq > after_seq]
 
 
 def from_log(seq: int, data: bytes) -> EncodedEvent:

@@ -344,8 +344,9 @@ class Feed:
         data = msg.get("data")
         if kind != "smessage" or not isinstance(data, bytes):
             return
+        delivered = room.last_seq if room is not None else None
         try:
-            message = wire.decode_channel(data)
+            message = wire.decode_channel(data, delivered)
         except Exception:  # a message we cannot read is a lost message: the log has it
             log.exception("unreadable pub/sub message on %s", channel)
             return
@@ -353,7 +354,7 @@ class Feed:
             if self.on_kick is not None:
                 self.on_kick(message.conn)
             return
-        if room is None or (self.lose is not None and self.lose(room.room_id)):
+        if room is None or not message or (self.lose is not None and self.lose(room.room_id)):
             return
         room.receive(message)
 

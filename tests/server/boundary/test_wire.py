@@ -57,3 +57,17 @@ def test_a_room_channel_carries_typed_kicks_beside_event_batches() -> None:
     decoded = wire.decode_channel(batch)
     assert isinstance(decoded, list)
     assert [e.seq for e in decoded] == [3]
+
+
+def test_a_batch_read_from_a_channel_leaves_out_what_was_delivered() -> None:
+    batch = wire.encode_batch(
+        wire.encode_events([pm.Spectators(room="r", seq=seq, count=1) for seq in (3, 4, 5)])
+    )
+    everything = wire.decode_channel(batch)
+    assert isinstance(everything, list)
+    assert [e.seq for e in everything] == [3, 4, 5]
+    assert wire.decode_channel(batch, 5) == []  # the echo of this process's own commit
+    newer = wire.decode_channel(batch, 3)
+    assert isinstance(newer, list)
+    assert [(e.seq, e.msgpack) for e in newer] == [(e.seq, e.msgpack) for e in everything[1:]]
+    assert wire.decode_channel(wire.encode_kick("c"), 9) == wire.Kick("c")  # kicks always
