@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import random
 from collections.abc import Callable, Sequence
@@ -32,7 +31,7 @@ from clients.bench.crowd import (
     MixShape,
     mix_for,
 )
-from clients.bench.crowdrun import Crowd, CrowdOptions, Window, client_window
+from clients.bench.crowdrun import Crowd, CrowdOptions, Window, client_window, settle_collector
 from clients.bench.drivers import RemoteDriver
 from clients.bench.procs import ServerGroup
 from clients.bench.report import BenchReport
@@ -133,13 +132,6 @@ def _busy(times: Any) -> float:
     return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
 
 
-def _settle() -> None:
-    """What opening the rooms made lives to the end: out of the collector's sight, so that full
-    collections in the measured window walk only what playing makes."""
-    gc.collect()
-    gc.freeze()
-
-
 # ---------------------------------------------------------------------------- scenarios
 
 
@@ -224,7 +216,7 @@ async def _ramp(
         progress(f"step {target}: opening {len(shapes)} rooms")
         await generators.add_rooms(shapes)
         await generators.crowd.add_lobbies(max(1, generators.users // USERS_PER_LOBBY_STREAM))
-        _settle()
+        settle_collector()
         await asyncio.sleep(opts.warmup_seconds)  # let the new rooms reach their pace
         progress(f"step {target}: measuring {opts.step_seconds:.0f} s")
         figures = await _measure(

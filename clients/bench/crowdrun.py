@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,22 @@ from clients.bench.crowd import (
 from clients.bench.pacing import LoopClock
 from clients.bench.streams import LatencyHistogram
 from protocol import Encoding, Level
+
+#: The generator's collector is tuned as the server's (``server/ops/collector.py``): with
+#: Python's thresholds its young collections promote the work in flight, and full collections
+#: of what thousands of connections hold then stall its loop for tens to hundreds of
+#: milliseconds, which the latencies it measures would include.
+GENERATOR_YOUNG_THRESHOLD = 50_000
+
+
+def settle_collector() -> None:
+    """What opening the rooms made lives to the end: frozen out of the collector's sight (full
+    collections in the measured window walk only what playing makes), and the young
+    generation let grow to :data:`GENERATOR_YOUNG_THRESHOLD` objects before it is collected."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GENERATOR_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
 
 __all__ = ["Crowd", "CrowdOptions", "Window", "client_window"]
 

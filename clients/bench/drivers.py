@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from clients.bench.crowd import MixShape
-from clients.bench.crowdrun import Crowd, CrowdOptions, Window, client_window
+from clients.bench.crowdrun import Crowd, CrowdOptions, Window, client_window, settle_collector
 
 __all__ = ["RemoteDriver", "main"]
 
@@ -104,6 +104,7 @@ class _Child:
             return {"error": "init first"}
         if op == "grow":
             await crowd.add_rooms([MixShape(*row) for row in message["shapes"]])
+            settle_collector()
             return {"ok": True}
         if op == "measure":
             return (await client_window(crowd, float(message["seconds"]))).to_json()

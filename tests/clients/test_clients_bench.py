@@ -506,3 +506,19 @@ def test_a_tiny_vs_computer_ramp_times_the_computers_moves(official_table: objec
         assert step["computer_moves_per_second"] > 0
         assert 0 < step["computer_lateness_ms"]["p50"] <= step["computer_lateness_ms"]["max"]
     assert ramp["summary"]["target_rooms_per_process"] == 3_000
+
+
+def test_the_generator_settles_its_collector_as_the_server_does() -> None:
+    # in a process of its own: the collector's state belongs to the whole process
+    script = (
+        "import gc\n"
+        "from clients.bench.crowdrun import GENERATOR_YOUNG_THRESHOLD, settle_collector\n"
+        "middle_and_old = gc.get_threshold()[1:]\n"
+        "settle_collector()\n"
+        "print(gc.get_threshold() == (GENERATOR_YOUNG_THRESHOLD, *middle_and_old),"
+        " gc.get_freeze_count() > 1_000)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["True", "True"]
