@@ -55,6 +55,9 @@ _SUBSCRIBE_TIMEOUT = 5.0
 
 _ERRORS = (aioredis.RedisError, RedisClusterException, OSError)
 
+LISTENER_TURN = 64
+"""Pub/sub messages a listener handles before it lets the loop run other work."""
+
 
 # -- where a channel lives -------------------------------------------------------------------------
 
@@ -238,6 +241,7 @@ class Feed:
 
     async def _listen(self, shard: Shard) -> None:
         pause = RetryPause()
+        handled = 0
         while True:
             raise_if_cancelling()
             await shard.pubsub.connected.wait()
@@ -256,6 +260,12 @@ class Feed:
                 continue
             if msg is not None:
                 self._dispatch(shard, msg)
+                handled += 1
+                if handled % LISTENER_TURN == 0:
+                    # redis-py hands out every message it has buffered without yielding to the
+                    # loop: after a busy moment hundreds wait, and the commands that arrived
+                    # meanwhile would wait for all of them
+                    await asyncio.sleep(0)
 
     def _rehome_soon(self) -> None:
         if self._rehoming is None and not self._stopped:

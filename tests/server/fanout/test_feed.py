@@ -4,9 +4,11 @@ reordered messages, a dropped pub/sub connection, subscribers joining mid-stream
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 
 import pytest
+import redis
 import redis.asyncio as aioredis
 from procs import BOTH_BACKENDS, async_client, scaled
 
@@ -203,3 +205,36 @@ async def test_an_unconfirmed_subscription_fails_as_a_redis_timeout(
     with pytest.raises(aioredis.TimeoutError):
         await feed.subscribe("f7", 0, Sink())
     assert feed.rooms() == []
+
+
+async def test_a_backlog_of_messages_lets_the_loop_serve_others_between_turns(
+    setup: tuple[Feed, RedisStore, aioredis.Redis], redis_url: str, redis_backend: str
+) -> None:
+    """Messages that piled up while the loop was busy are handled a turn of
+    ``LISTENER_TURN`` at a time: the commands waiting meanwhile run between turns."""
+    feed, store, _ = setup
+    room = Room(store, "f9")
+    sink = Sink()
+    await feed.subscribe("f9", 0, sink)
+    total = 4 * feed_module.LISTENER_TURN
+    events = await room.commit(total, publish=False)  # in the log, not published yet
+    sync = (
+        redis.RedisCluster.from_url(redis_url)
+        if redis_backend == "cluster"
+        else redis.Redis.from_url(redis_url)
+    )
+    with sync:  # publishing blocks the loop: every message is waiting when it turns again
+        for event in events:
+            sync.spublish(store.channel("f9"), wire.encode_batch([event]))
+    seen: list[int] = []
+
+    async def watch() -> None:
+        while len(sink.seqs) < total:
+            seen.append(len(sink.seqs))
+            await asyncio.sleep(0)  # one turn of the loop, not a wait for time
+        seen.append(len(sink.seqs))
+
+    async with asyncio.timeout(scaled(10)):
+        await watch()
+    assert sink.seqs == list(range(1, total + 1))
+    assert max(b - a for a, b in itertools.pairwise(seen)) <= feed_module.LISTENER_TURN
