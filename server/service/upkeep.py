@@ -30,6 +30,9 @@ log = logging.getLogger("yahtzee.upkeep")
 TABLE_WAIT_MS = 500
 """How long a computer's move waits, again and again, while its strategy table loads."""
 
+LEASE_SLICE = 500
+"""Player leases renewed by one script call (a round trip each slice)."""
+
 WAKE_TICK_MS = 10
 """Local wake-ups are grouped in ticks of this many milliseconds: the computers' moves of every
 room due in one tick are made in one turn of the loop, so their plans are made in one batch and
@@ -231,11 +234,14 @@ class Upkeep:
         """Renew many player connections' leases (``(room, player, conn_id)``) in one round
         trip; the seats of those swept meanwhile are claimed back, as :meth:`renew_lease`
         does. Returns how many had been swept."""
-        if not leases:
-            return 0
         members = {lease_member(*lease): lease for lease in leases}
         expires = self.service.clock() + lease_ms
-        swept = await self.store.leases_put([(m, r) for m, (r, _, _) in members.items()], expires)
+        pairs = [(m, r) for m, (r, _, _) in members.items()]
+        swept: list[str] = []
+        # in slices: one script call for every connection of a process held Redis and this
+        # loop (the arguments built, the reply read) for tens of ms at thousands of them
+        for start in range(0, len(pairs), LEASE_SLICE):
+            swept += await self.store.leases_put(pairs[start : start + LEASE_SLICE], expires)
         for member in swept:
             room_id, player, conn_id = members[member]
             await self.seats.claim_seat(room_id, player, conn_id, reclaim=True)

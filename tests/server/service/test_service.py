@@ -4,7 +4,7 @@ per command, conflicts, stale caches, idempotency, dice, timers."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import msgspec
 import pytest
@@ -20,7 +20,7 @@ from server.domain import record_format
 from server.service.outcomes import ServiceError
 from server.service.rooms import GameService
 from server.service.seats import Seats
-from server.service.upkeep import WAKE_TICK_MS, Upkeep
+from server.service.upkeep import LEASE_SLICE, WAKE_TICK_MS, Upkeep
 from server.settings import Settings
 from server.storage.interface import NotReplicatedError
 from server.storage.redis_store import RedisStore, Store, Transition, lease_member
@@ -289,6 +289,33 @@ def test_a_command_result_survives_the_idempotency_cache_typed() -> None:
     assert decode_result(encode_result(None)) is None
     # an entry written before results were typed (a plain JSON object) still reads
     assert decode_result(b'{"player": "p1", "seat": 2}') == Seated("p1", 2)
+
+
+async def test_thousands_of_leases_are_renewed_a_slice_at_a_time(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One script call for every connection of a process held Redis and the loop for tens of
+    ms at thousands of connections: the renewal goes a slice at a time, every lease in it."""
+    node = nodes[0]
+    store = node.service.store
+    slices: list[int] = []
+    claimed: list[str] = []
+    put = store.leases_put
+
+    async def leases_put(leases: Sequence[tuple[str, str]], expires_ms: int) -> list[str]:
+        slices.append(len(leases))
+        return await put(leases, expires_ms)
+
+    async def claim_seat(room_id: str, player: str, conn_id: str, *, reclaim: bool) -> None:
+        claimed.append(conn_id)
+
+    monkeypatch.setattr(store, "leases_put", leases_put)
+    monkeypatch.setattr(node.seats, "claim_seat", claim_seat)
+    leases = [(f"lr{i % 300}", f"p{i}", f"c{i}") for i in range(2 * LEASE_SLICE + 7)]
+    assert await node.upkeep.renew_leases(leases, 60_000) == len(leases)  # all new
+    assert await node.upkeep.renew_leases(leases, 60_000) == 0
+    assert slices == [LEASE_SLICE, LEASE_SLICE, 7] * 2
+    assert sorted(claimed) == sorted(conn for _, _, conn in leases)
 
 
 async def test_renewing_leases_claims_back_the_seats_of_leases_swept_meanwhile(
