@@ -208,6 +208,11 @@ async def axe_serious(page: Any) -> list[str]:
         await page.add_script_tag(path=str(AXE))
     found = await page.evaluate(
         """async () => {
+            // An element fading in (the celebration pops in from opacity 0 over 1.2 s) has
+            // too little contrast until it is opaque: check the page as it settles.
+            await Promise.all(document.getAnimations()
+              .filter((a) => a.effect && a.effect.getTiming().iterations !== Infinity)
+              .map((a) => a.finished.catch(() => null)));
             const result = await axe.run(document, { resultTypes: ["violations"] });
             return result.violations
               .filter((v) => v.impact === "serious" || v.impact === "critical")
@@ -241,6 +246,18 @@ async def play_solo_bot_game(server: LiveServer, name: str) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------------------------- tests
+
+
+async def test_the_accessibility_check_sees_a_celebration_once_it_is_opaque(
+    pages: Pages,
+) -> None:
+    # the celebration pops in from opacity 0: checked mid-animation, its text had too little
+    # contrast (a CI run failed on it); the check waits for the page's animations to end
+    page = await pages.open()
+    await page.evaluate("document.getElementById('celebrate').hidden = false")
+    assert await page.evaluate("document.getAnimations().length") > 0  # popping in now
+    assert await axe_serious(page) == []
+    assert await page.evaluate("document.getAnimations().length") == 0
 
 
 async def test_two_players_and_a_spectator(pages: Pages) -> None:
