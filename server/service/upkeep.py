@@ -231,9 +231,9 @@ class Upkeep:
         return swept
 
     async def renew_leases(self, leases: Sequence[tuple[str, str, str]], lease_ms: int) -> int:
-        """Renew many player connections' leases (``(room, player, conn_id)``) in one round
-        trip; the seats of those swept meanwhile are claimed back, as :meth:`renew_lease`
-        does. Returns how many had been swept."""
+        """Renew many player connections' leases (``(room, player, conn_id)``), a round trip
+        per :data:`LEASE_SLICE`; the seats of those swept meanwhile are claimed back, as
+        :meth:`renew_lease` does. Returns how many had been swept."""
         members = {lease_member(*lease): lease for lease in leases}
         expires = self.service.clock() + lease_ms
         pairs = [(m, r) for m, (r, _, _) in members.items()]
