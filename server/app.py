@@ -256,6 +256,7 @@ def _runtime(
         settings,
         metrics,
         deliver=feed.publish_local,
+        recheck=feed.recheck,
         wake=lambda room_id, at_ms: upkeep.wake_soon(room_id, at_ms),
         correspondence=correspondence,
     )

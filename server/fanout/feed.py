@@ -9,7 +9,11 @@ connection to it; everything else is one code path. A room's pub/sub message car
 committed events themselves (:mod:`server.boundary.wire`): nothing is re-read or re-encoded on the
 way to
 the sockets. Events this process commits are handed over directly (:meth:`Feed.publish_local`),
-before the command's ack; their pub/sub echo is then a duplicate.
+before the command's ack; a commit publishes them only when another process listens to the room
+(the room's listeners set, :meth:`~server.storage.redis_store.RedisStore.listen`, which a
+process joins once subscribed and before it reads the log, and again after every
+re-subscription), so with a single process nothing comes back. A commit whose reply was lost is
+read from the log (:meth:`Feed.recheck`).
 
 Pub/sub is at-most-once, so every room keeps the seq it delivered last: a duplicate is dropped,
 an event after a gap waits while the gap is read from the room's log. Every confirmation of a
@@ -49,6 +53,7 @@ log = logging.getLogger("yahtzee.feed")
 
 Sink = Callable[[wire.EncodedEvent], None]
 _SUBSCRIBE_TIMEOUT = 5.0
+_LEAVE_TIMEOUT = 2.0
 # Seconds between attempts while a node does not answer: short, because the wait after the node
 # is back is what its clients see (the issue promises recovery within 2 s; 4 attempts a second
 # per process cost a down Redis nothing).
@@ -112,6 +117,7 @@ class Feed:
         self._rooms: dict[str, RoomStream] = {}
         self._rehoming: asyncio.Task[None] | None = None
         self._orphans: set[str] = set()  # rooms whose node dropped their subscription
+        self._leaving: set[asyncio.Task[None]] = set()  # rooms being unsubscribed
         self._stopped = False
         #: A test hook: pub/sub messages for which it returns True are dropped, as if lost.
         self.lose: Callable[[str], bool] | None = None
@@ -121,7 +127,11 @@ class Feed:
 
     async def stop(self) -> None:
         self._stopped = True
+        if self._leaving:  # a process that stops leaves the rooms' listeners (while Redis answers)
+            await asyncio.wait(self._leaving, timeout=_LEAVE_TIMEOUT)
         tasks = [r.filling for r in self._rooms.values() if r.filling is not None]
+        tasks += [r.joined for r in self._rooms.values() if r.joined is not None]
+        tasks += self._leaving  # their Redis calls must not outlive the client
         if self._rehoming is not None:
             tasks.append(self._rehoming)
         for task in tasks:
@@ -142,21 +152,17 @@ class Feed:
     async def subscribe(self, room_id: str, after_seq: int, sink: Sink) -> Subscription:
         """Deliver every event with seq > ``after_seq`` to ``sink``: the backlog, then live."""
         room = self._rooms.get(room_id)
-        fresh = room is None
         if room is None:
             room = self._rooms[room_id] = RoomStream(room_id, self.store.channel(room_id), self)
-            room.subscribed = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()
+            room.subscribed = loop.create_future()
+            room.joined = loop.create_task(self._join(room), name=f"feed-join-{room_id}")
+            room.joined.add_done_callback(_ignore_result)
         sub = Subscription(room_id, after_seq, sink, self)
         room.subs.add(sub)
         try:
-            if fresh:
-                await self._ssubscribe(room)
-            assert room.subscribed is not None
-            try:
-                async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
-                    await asyncio.shield(room.subscribed)
-            except TimeoutError as exc:  # a typed, retryable failure, not an internal error
-                raise aioredis.TimeoutError(f"room {room_id}: subscription not confirmed") from exc
+            assert room.joined is not None
+            await asyncio.shield(room.joined)
             await self._catch_up(sub)
         except Exception as exc:
             sub.close()  # nobody else holds it to close it later
@@ -170,6 +176,19 @@ class Feed:
             room.last_seq = sub.cursor
             room.flush()
         return sub
+
+    async def _join(self, room: RoomStream) -> None:
+        """Subscribe to the room's channel, wait for the confirmation, then join the room's
+        listeners (commits publish only to rooms another process listens to): every
+        subscriber of the room waits for this before it reads the log."""
+        await self._ssubscribe(room)
+        assert room.subscribed is not None
+        try:
+            async with asyncio.timeout(_SUBSCRIBE_TIMEOUT):
+                await asyncio.shield(room.subscribed)
+        except TimeoutError as exc:  # a typed, retryable failure, not an internal error
+            raise aioredis.TimeoutError(f"room {room.room_id}: subscription not confirmed") from exc
+        await self.store.listen(room.room_id)
 
     async def _ssubscribe(self, room: RoomStream) -> None:
         """Subscribe to the room's channel on the node that serves it now."""
@@ -218,14 +237,23 @@ class Feed:
             room.filling.cancel()
         if room.subscribed is not None and not room.subscribed.done():
             room.subscribed.cancel()
+        if room.joined is not None and not room.joined.done():
+            room.joined.cancel()
         if room.shard is not None:
             room.shard.rooms.discard(room.room_id)
             task = asyncio.get_running_loop().create_task(self._sunsubscribe(room))
-            task.add_done_callback(_ignore_result)
+            self._leaving.add(task)
+            task.add_done_callback(self._left)
+
+    def _left(self, task: asyncio.Task[None]) -> None:
+        self._leaving.discard(task)
+        _ignore_result(task)
 
     async def _sunsubscribe(self, room: RoomStream) -> None:
         async with self._subscribing:
             if room.room_id not in self._rooms and room.shard is not None:  # nobody came back
+                with contextlib.suppress(*_ERRORS):  # a left-over id costs a publication
+                    await self.store.unlisten(room.room_id)
                 with contextlib.suppress(*_ERRORS):
                     await room.shard.pubsub.sunsubscribe(room.channel)
 
@@ -236,6 +264,16 @@ class Feed:
         room = self._rooms.get(room_id)
         if room is not None:
             room.receive(events)
+
+    def recheck(self, room_id: str) -> None:
+        """A commit of this process in the room may have run without its reply arriving: its
+        events were not published to this process (it delivers its own), so the room's log is
+        read to its end (once Redis answers). Not when commits wait for replicas: the store
+        publishes those to every process once confirmed, and the log may hold a write no
+        replica confirmed (a failover could lose it: no client may see it)."""
+        room = self._rooms.get(room_id)
+        if room is not None and not self.store.awaits_replicas(room_id):
+            room.refill_soon()
 
     # -- the listeners --------------------------------------------------------------------------
 

@@ -52,6 +52,7 @@ class RoomStream:
     filling: asyncio.Task[None] | None = None
     refill: bool = False  # re-read the log to its end (the subscription was re-established)
     subscribed: asyncio.Future[None] | None = None
+    joined: asyncio.Task[None] | None = None  # subscribed, confirmed, among the listeners
 
     def receive(self, events: list[wire.EncodedEvent]) -> None:
         """Take events in (any order, duplicates too) and deliver what is in sequence."""
@@ -91,6 +92,8 @@ class RoomStream:
                 else:
                     break
                 try:
+                    if to_end:  # the subscription was re-established: listen again first
+                        await self.owner.store.listen(self.room_id)
                     batch = await self.owner.store.read_events(self.room_id, self.last_seq, want)
                 except self.owner.errors as exc:
                     raise_if_cancelling()

@@ -98,8 +98,13 @@ class GameService:
         endings: GameEndings | None = None,
         entries: EntryCommits | None = None,
         correspondence: Correspondence | None = None,
+        recheck: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
+        #: told a room whose commit may have run without its reply (its events then reach
+        #: this process's subscribers from the room's log: a commit publishes them only to
+        #: other processes)
+        self.recheck = recheck
         self.wake = wake
         self.settings = settings
         self.metrics = metrics or Metrics()
@@ -242,6 +247,8 @@ class GameService:
         except TRANSIENT_ERRORS as exc:
             # it may have run all the same (unknown, not undone): its hints are set again
             self.hints.repair_soon(room_id, self._load_record)
+            if self.recheck is not None:
+                self.recheck(room_id)
             raise UnavailableError(str(exc)) from exc
         if isinstance(reply, Conflict):
             return Attempt(None, self._from_store(room_id, reply.current))

@@ -10,6 +10,8 @@ one script may touch all of them::
     <prefix>{room:<id>}:results    hash    command key -> ``<seq>|<result>`` (idempotency)
     <prefix>{room:<id>}:resorder   list    insertion order of ``results``, to cap it
     <prefix>{room:<id>}:spectators zset    spectator connection -> lease expiry (ms)
+    <prefix>{room:<id>}:listeners  set     listener ids of the processes subscribed to the room
+                                           (a commit publishes only when another one listens)
 
 Global data is spread over ``buckets`` buckets, each under its own hash tag ``{g<k>}``; a room
 belongs to bucket ``crc32(room id) % buckets``. On a Cluster the buckets land on different
@@ -41,11 +43,12 @@ class RoomKeys:
     results: str
     resorder: str
     spectators: str
+    listeners: str
     channel: str
 
     def transition(self) -> list[str]:
         """The keys ``transition.lua`` takes, in its order."""
-        return [self.room, self.log, self.seats, self.results, self.resorder]
+        return [self.room, self.log, self.seats, self.results, self.resorder, self.listeners]
 
 
 def room_keys(prefix: str, room_id: str) -> RoomKeys:
@@ -58,5 +61,6 @@ def room_keys(prefix: str, room_id: str) -> RoomKeys:
         results=f"{base}:results",
         resorder=f"{base}:resorder",
         spectators=f"{base}:spectators",
+        listeners=f"{base}:listeners",
         channel=f"{base}:events",
     )

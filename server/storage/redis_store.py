@@ -5,18 +5,23 @@ implements :class:`~server.storage.interface.Store`; the keys it uses are in
 Every change of a room is one call of ``transition.lua``: idempotency check, version check,
 seat changes, log append, record write, TTLs, and the sharded publication (``SPUBLISH`` on
 ``<prefix>{room:<id>}:events``) of the events themselves, so other processes need not read the
-log. The deadline and the index are hints outside the room's slot, written only when they
+log. A process whose feed listens to a room joins the room's listeners set first
+(:meth:`RedisStore.listen`); a commit publishes only when a process other than the committer
+listens (the committer delivers to its own subscribers): with one process, nothing is
+published. The deadline and the index are hints outside the room's slot, written only when they
 change (a new turn with a timer, a join, the game's end), never on a plain roll or hold.
 
 When replicas must confirm a transition (on a Cluster by default, see :class:`RedisStore`), the
 script runs with ``WAIT`` on the same connection (:mod:`server.storage.replicas`) and does not
-publish: the store publishes the events once a replica confirmed them.
+publish: the store publishes the events once a replica confirmed them (always: the listeners
+are not asked there).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,6 +106,9 @@ class RedisStore:
         self._renew_leases = redis.register_script(_lua("renew_leases"))
         self._spectator_drop = redis.register_script(_lua("spectator_drop"))
         self._spectators_renew = redis.register_script(_lua("spectators_renew"))
+        self._listen = redis.register_script(_lua("listen"))
+        #: This process's name in the rooms' listeners sets (see :meth:`listen`).
+        self.listener_id = secrets.token_hex(8)
 
     # -- key names ------------------------------------------------------------------------------
 
@@ -130,6 +138,11 @@ class RedisStore:
     def _replicas_for(self, keys: RoomKeys) -> int:
         return self.replicas.replicas_for(keys.room) if self.replicas.enabled else 0
 
+    def awaits_replicas(self, room_id: str) -> bool:
+        """Whether the room's commits wait for replicas: then the store publishes their events
+        once confirmed, to every listener, and its log may hold writes not confirmed yet."""
+        return self._replicas_for(self.keys(room_id)) > 0
+
     async def commit(self, room_id: str, t: Transition) -> Committed | Conflict | Duplicate:
         keys = self.keys(room_id)
         wanted = self._replicas_for(keys)
@@ -143,6 +156,7 @@ class RedisStore:
             t.cache_size,
             b"" if wanted else t.publish,  # published below, once replicated
             t.new_version,
+            self.listener_id,
             len(t.seats),
         ]
         for name, value in t.seats.items():
@@ -206,6 +220,18 @@ class RedisStore:
         if found and found[0][0] == seq:
             batch = wire.encode_batch([wire.from_log(seq, found[0][1])])
             await self._publish(self.keys(room_id), batch)
+
+    async def listen(self, room_id: str) -> None:
+        """This process listens to the room now: commits publish their events to it.
+        Called once subscribed and before the room's log is read, so that every commit is
+        either in what is read or published; the set lives as long as the room's keys."""
+        keys = self.keys(room_id)
+        await self._listen(keys=[keys.listeners, keys.room], args=[self.listener_id])
+
+    async def unlisten(self, room_id: str) -> None:
+        """This process no longer listens to the room (a left-over id costs only a publication
+        nobody reads: it goes with the room's keys)."""
+        await self.redis.srem(self.keys(room_id).listeners, self.listener_id)
 
     async def read_events(
         self, room_id: str, after_seq: int, count: int | None = None

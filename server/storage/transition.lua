@@ -5,9 +5,10 @@
 -- KEYS[3] seats hash    seat metadata (token hashes, names, ...)
 -- KEYS[4] results hash  command key -> "<seq>|<result>" for idempotent retries
 -- KEYS[5] results list  the order results were cached in, to cap the hash
--- KEYS[6] (single Redis only) the deadline schedule's bucket of the room
--- The first five share the room's hash tag, so this runs unchanged on Redis Cluster (without
--- KEYS[6], which lies in another slot: there the caller writes the deadline after the commit).
+-- KEYS[6] listeners set  the processes with a subscriber of the room (their listener ids)
+-- KEYS[7] (single Redis only) the deadline schedule's bucket of the room
+-- The first six share the room's hash tag, so this runs unchanged on Redis Cluster (without
+-- KEYS[7], which lies in another slot: there the caller writes the deadline after the commit).
 --
 -- ARGV[1] expected version ("0": the room must not exist yet); versions are random strings of
 --         digits drawn by the caller, never a counter: a master promoted after a failover that
@@ -20,10 +21,11 @@
 -- ARGV[7] result cache capacity
 -- ARGV[8] the message to publish ("" for none): the events themselves
 -- ARGV[9] the new version
--- ARGV[10] number of seat fields to set (n), then n field/value pairs (an empty value deletes
+-- ARGV[10] the committing process's listener id
+-- ARGV[11] number of seat fields to set (n), then n field/value pairs (an empty value deletes
 --         the field: that is how a seat token is revoked)
 -- then the number of events (m), then m encoded events, numbered from the current seq + 1
--- then, only with KEYS[6]: the room's id and its new deadline in Unix ms ("-": none, the room
+-- then, only with KEYS[7]: the room's id and its new deadline in Unix ms ("-": none, the room
 --         leaves the schedule); written with the commit, so the schedule never misses a
 --         commit whose reply was lost
 --
@@ -51,7 +53,7 @@ if current ~= ARGV[1] then
 end
 
 local ttl = tonumber(ARGV[3])
-local idx = 10
+local idx = 11
 local nseats = tonumber(ARGV[idx])
 for i = 1, nseats do
   local value = ARGV[idx + 2 * i]
@@ -69,12 +71,12 @@ for i = 1, nevents do
   redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[idx + i])
 end
 
-if KEYS[6] then
+if KEYS[7] then
   local at = ARGV[idx + nevents + 2]
   if at == '-' then
-    redis.call('ZREM', KEYS[6], ARGV[idx + nevents + 1])
+    redis.call('ZREM', KEYS[7], ARGV[idx + nevents + 1])
   else
-    redis.call('ZADD', KEYS[6], at, ARGV[idx + nevents + 1])
+    redis.call('ZADD', KEYS[7], at, ARGV[idx + nevents + 1])
   end
 end
 
@@ -90,11 +92,20 @@ if ARGV[5] ~= '' then
   end
 end
 
-for i = 1, 5 do
+for i = 1, 6 do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 
+-- Published only when someone else may listen. A process of this version listening to the room
+-- is in the listeners set (it joins before it reads the log, so it misses nothing); one that
+-- does not join (an earlier version, during a rolling upgrade) shows in the channel's count,
+-- which includes the committer's own subscription when it is a listener. The committer hands
+-- its events to its own subscribers itself: its echo would only be dropped.
 if ARGV[8] ~= '' then
-  redis.call('SPUBLISH', ARGV[4], ARGV[8])
+  local mine = redis.call('SISMEMBER', KEYS[6], ARGV[10])
+  if redis.call('SCARD', KEYS[6]) > mine
+    or redis.call('PUBSUB', 'SHARDNUMSUB', ARGV[4])[2] > mine then
+    redis.call('SPUBLISH', ARGV[4], ARGV[8])
+  end
 end
 return {1, version, first, seq}

@@ -21,9 +21,12 @@ from server.storage.redis_store import RedisStore, Transition
 
 
 class Room:
-    """Commits numbered events to one room, as another process would."""
+    """Commits numbered events to one room, as another process would (a store of its own: its
+    own listener id), or, with ``store``'s, as the feed's own process."""
 
-    def __init__(self, store: RedisStore, room_id: str) -> None:
+    def __init__(self, store: RedisStore, room_id: str, *, own: bool = False) -> None:
+        if not own:
+            store = RedisStore(store.redis, store.prefix, store.buckets)
         self.store, self.room_id, self.seq, self.version = store, room_id, 0, 0
 
     async def commit(self, count: int = 1, *, publish: bool = True) -> list[wire.EncodedEvent]:
@@ -238,3 +241,91 @@ async def test_a_backlog_of_messages_lets_the_loop_serve_others_between_turns(
         await watch()
     assert sink.seqs == list(range(1, total + 1))
     assert max(b - a for a, b in itertools.pairwise(seen)) <= feed_module.LISTENER_TURN
+
+
+class Heard:
+    """Counts the pub/sub messages the feed receives for its rooms (the test hook)."""
+
+    def __init__(self, feed: Feed) -> None:
+        self.rooms: list[str] = []
+        feed.lose = self.count
+
+    def count(self, room_id: str) -> bool:
+        self.rooms.append(room_id)
+        return False  # nothing is lost
+
+
+async def test_a_commit_is_published_only_when_another_process_listens(
+    setup: tuple[Feed, RedisStore, aioredis.Redis],
+) -> None:
+    feed, store, client = setup
+    listeners = store.keys("f10").listeners
+    sink = Sink()
+    sub = await feed.subscribe("f10", 0, sink)
+    assert await client.smembers(listeners) == {store.listener_id.encode()}
+    heard = Heard(feed)
+    own = Room(store, "f10", own=True)
+    feed.publish_local("f10", await own.commit(1))  # this process's: delivered by itself
+    other = Room(store, "f10")
+    other.seq, other.version = own.seq, own.version
+    await other.commit(1)  # another process's: published (after the first, were it published)
+    await sink.until(2)
+    assert sink.seqs == [1, 2]
+    assert heard.rooms == ["f10"]  # one message: the other process's commit, no echo
+    sub.close()
+    await asyncio.gather(*feed._leaving)
+    assert await client.smembers(listeners) == set()
+
+
+async def test_a_subscriber_outside_the_listeners_still_hears_every_commit(
+    setup: tuple[Feed, RedisStore, aioredis.Redis],
+) -> None:
+    """A process of an earlier version (during a rolling upgrade) subscribes without joining
+    the listeners: the channel's subscriber count makes the commit publish all the same."""
+    feed, store, _ = setup
+    old = feed.nodes.client(await feed.nodes.node_of(store.channel("f11")))
+    pubsub = old.pubsub()
+    try:
+        await pubsub.ssubscribe(store.channel("f11"))
+        own = Room(store, "f11", own=True)
+        await own.commit(1)  # nobody among the listeners
+        await feed.subscribe("f11", own.seq, Sink())  # the committer listens too
+        await own.commit(1)
+        heard: list[int] = []
+        async with asyncio.timeout(scaled(10)):
+            while len(heard) < 2:
+                msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if msg is not None:
+                    heard += [e.seq for e in wire.decode_channel(msg["data"], None)]
+        assert heard == [1, 2]
+    finally:
+        await pubsub.aclose()
+        await old.aclose()
+
+
+async def test_a_commit_whose_reply_was_lost_is_read_from_the_log(
+    setup: tuple[Feed, RedisStore, aioredis.Redis],
+) -> None:
+    feed, store, _ = setup
+    sink = Sink()
+    await feed.subscribe("f12", 0, sink)
+    await Room(store, "f12", own=True).commit(2)  # not published: this process listens alone
+    feed.recheck("f12")
+    await sink.until(2)
+    assert sink.seqs == [1, 2]
+
+
+async def test_a_reestablished_subscription_joins_the_listeners_again(
+    setup: tuple[Feed, RedisStore, aioredis.Redis],
+) -> None:
+    """A failover may lose the write that made this process a listener: every re-read after a
+    re-established subscription joins again before it reads the log."""
+    feed, store, client = setup
+    await feed.subscribe("f13", 0, Sink())
+    listeners = store.keys("f13").listeners
+    await client.delete(listeners)  # lost
+    stream = feed._rooms["f13"]
+    stream.refill_soon()  # what a second confirmation of the subscription does
+    assert stream.filling is not None
+    await stream.filling
+    assert await client.smembers(listeners) == {store.listener_id.encode()}

@@ -17,7 +17,7 @@ from protocol.types import Box
 from server import game
 from server.boundary.wire import EncodedEvent
 from server.domain import record_format
-from server.service.outcomes import ServiceError
+from server.service.outcomes import ServiceError, UnavailableError
 from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import LEASE_SLICE, WAKE_TICK_MS, Upkeep
@@ -42,8 +42,13 @@ class Node:
 
     def __init__(self, store: Store, settings: Settings, dice: Dice) -> None:
         self.delivered: list[EncodedEvent] = []
+        self.rechecked: list[str] = []
         self.service = GameService(
-            store, settings, deliver=lambda r, events: self.delivered.extend(events), dice=dice
+            store,
+            settings,
+            deliver=lambda r, events: self.delivered.extend(events),
+            dice=dice,
+            recheck=self.rechecked.append,
         )
         self.seats = Seats(self.service)
         self.upkeep = Upkeep(self.service, self.seats)
@@ -91,6 +96,30 @@ async def new_game(node: Node, players: int, turn_seconds: int = 0) -> tuple[str
         assert await node.seats.authenticate(room_id, out.result.token) == ids[-1]
     await node.service.play(room_id, ids[0], pm.Start(id="s"))
     return room_id, ids
+
+
+async def test_a_commit_whose_reply_is_lost_has_its_room_rechecked(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit ran but its reply never came: the command is `unavailable`, nothing was
+    delivered locally, and the room is handed to the feed to read its log (a commit does not
+    publish to the process that made it)."""
+    node = nodes[0]
+    room_id, ids = await new_game(node, 1)
+    store = node.service.store
+    real = store.commit
+
+    async def reply_lost(room: str, t: Transition) -> object:
+        await real(room, t)
+        raise redis.exceptions.ConnectionError("connection lost before the reply")
+
+    monkeypatch.setattr(store, "commit", reply_lost)
+    delivered = len(node.delivered)
+    with pytest.raises(UnavailableError):
+        await node.service.play(room_id, ids[0], pm.Roll(id="lost"))
+    assert node.rechecked == [room_id]
+    assert len(node.delivered) == delivered
+    assert isinstance((await node.log(room_id))[-1], pm.Rolled)  # it did run
 
 
 async def test_a_full_game_commits_a_gap_free_log_of_wire_events(nodes: list[Node]) -> None:
