@@ -244,26 +244,33 @@ async def test_a_backlog_of_messages_lets_the_loop_serve_others_between_turns(
 
 
 class Heard:
-    """Counts the pub/sub messages the feed receives for its rooms (the test hook)."""
+    """Counts the messages the feed's listeners receive on each room's channel (echoes
+    included: before the feed looks at them)."""
 
-    def __init__(self, feed: Feed) -> None:
-        self.rooms: list[str] = []
-        feed.lose = self.count
+    def __init__(self, feed: Feed, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.channels: list[str] = []
+        dispatch = feed._dispatch
 
-    def count(self, room_id: str) -> bool:
-        self.rooms.append(room_id)
-        return False  # nothing is lost
+        def counting(shard: pubsub_module.Shard, msg: dict[str, object]) -> None:
+            if msg.get("type") in ("smessage", b"smessage"):
+                channel = msg["channel"]
+                self.channels.append(
+                    channel.decode() if isinstance(channel, bytes) else str(channel)
+                )
+            dispatch(shard, msg)
+
+        monkeypatch.setattr(feed, "_dispatch", counting)
 
 
 async def test_a_commit_is_published_only_when_another_process_listens(
-    setup: tuple[Feed, RedisStore, aioredis.Redis],
+    setup: tuple[Feed, RedisStore, aioredis.Redis], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     feed, store, client = setup
     listeners = store.keys("f10").listeners
     sink = Sink()
     sub = await feed.subscribe("f10", 0, sink)
     assert await client.smembers(listeners) == {store.listener_id.encode()}
-    heard = Heard(feed)
+    heard = Heard(feed, monkeypatch)
     own = Room(store, "f10", own=True)
     feed.publish_local("f10", await own.commit(1))  # this process's: delivered by itself
     other = Room(store, "f10")
@@ -271,7 +278,7 @@ async def test_a_commit_is_published_only_when_another_process_listens(
     await other.commit(1)  # another process's: published (after the first, were it published)
     await sink.until(2)
     assert sink.seqs == [1, 2]
-    assert heard.rooms == ["f10"]  # one message: the other process's commit, no echo
+    assert heard.channels == [store.channel("f10")]  # the other process's commit, no echo
     sub.close()
     await asyncio.gather(*feed._leaving)
     assert await client.smembers(listeners) == set()
