@@ -9,7 +9,7 @@ Three numbers per player and rule family (``yahtzee`` or ``yatzy``):
   score of a new card, ``loss`` the expected points the player's decisions lost (the sum of
   :attr:`server.solver.PlayerReview.total_loss`), ``final`` the player's score. Then exactly
   ``final = V0 - loss + luck``, so ``luck = final - V0 + loss``; ``accuracy = 100 * (1 -
-  loss / V0)`` (percent);
+  loss / V0)`` (percent, at least 0: a game can lose more than ``V0`` when the dice were kind);
 - the **decision rating**: each analysed game gives a performance from its mean loss per
   decision alone (:func:`decision_performance`), and the rating is their average weighted by
   ``DECAY ** age`` (the newest game weighs 1, the one before ``DECAY``, ...).
@@ -119,10 +119,14 @@ class Skill:
 
     @property
     def accuracy(self) -> float:
-        """Percent of the optimal expectation kept: ``100 * (1 - loss / V0)``."""
+        """Percent of the optimal expectation kept: ``100 * (1 - loss / V0)``, at least 0.
+
+        The losses of one game can add up to more than ``V0`` (every decision is measured
+        against the dice actually rolled, and kind dice leave more to lose), and a
+        percentage below zero means nothing to a player: such a game shows 0 %."""
         if self.expected_start <= 0:
             return 100.0
-        return 100.0 * (1.0 - self.total_loss / self.expected_start)
+        return max(0.0, 100.0 * (1.0 - self.total_loss / self.expected_start))
 
     @property
     def performance(self) -> float:

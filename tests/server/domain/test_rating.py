@@ -25,6 +25,14 @@ def test_luck_closes_the_identity_final_equals_v0_minus_loss_plus_luck() -> None
     assert round(skill.performance) == 2661  # the worked example of SPEC.md 13.17
 
 
+def test_accuracy_never_falls_below_zero() -> None:
+    """Kind dice leave more to lose: one game's losses can exceed V0 (seen in a random game)."""
+    skill = skill_of(decisions=39, total_loss=269.4, expected_start=254.59, final=40)
+    assert skill.accuracy == 0.0
+    assert skill_of(39, 254.59, 254.59, 40).accuracy == 0.0
+    assert skill_of(39, 127.295, 254.59, 40).accuracy == pytest.approx(50.0)
+
+
 def test_the_decision_performance_falls_with_the_mean_loss() -> None:
     assert decision_performance(0.0) == 3000
     assert decision_performance(0.1) == pytest.approx(2600)
