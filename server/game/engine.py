@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 
 from .boxes import Box, boxes_for
 from .commands import (
@@ -49,6 +48,7 @@ from .commands import (
     Start,
     TakeBonus,
 )
+from .copying import replaced
 from .errors import (
     AlreadyJoinedError,
     BoxNotAllowedError,
@@ -181,7 +181,7 @@ def _join(state: GameState, command: Join) -> _Result:
             f"a computer seat's label is a non-empty string, not {computer!r}"
         )
     record = PlayerState(player, name, Scorecard.empty(state.options.rules), computer=computer)
-    new_state = replace(state, players=(*state.players, record))
+    new_state = replaced(state, players=(*state.players, record))
     events: list[Event] = [PlayerJoined(player, name, seat, computer)]
     return new_state, events + _host_change(state, new_state)
 
@@ -196,18 +196,18 @@ def _leave(state: GameState, command: Leave) -> _Result:
     record = require_member(state, command.player)
     seat = state.players.index(record)
     if state.phase is Phase.LOBBY:
-        new_state = replace(state, players=state.players[:seat] + state.players[seat + 1 :])
+        new_state = replaced(state, players=state.players[:seat] + state.players[seat + 1 :])
         events: list[Event] = [PlayerLeft(record.player_id, seat, False)]
         return new_state, events + _host_change(state, new_state)
 
-    gone = replace(record, forfeited=True)
-    new_state = replace(state, players=(*state.players[:seat], gone, *state.players[seat + 1 :]))
+    gone = replaced(record, forfeited=True)
+    new_state = _with_seat(state, seat, gone)
     events = [PlayerLeft(record.player_id, seat, True), *_host_change(state, new_state)]
     if state.phase is Phase.ROLL_OFF:
         contenders = tuple(c for c in state.contenders if c != record.player_id)
         if len(contenders) == 1:
             return _begin_play(new_state, contenders[0], FirstPlayer.ROLL_OFF, events)
-        return replace(new_state, contenders=contenders), events
+        return replaced(new_state, contenders=contenders), events
     if state.order[state.turn] == record.player_id:
         return _advance_turn(new_state, events)
     return new_state, events
@@ -222,7 +222,7 @@ def _start(state: GameState, command: Start) -> _Result:
     seats = tuple(p.player_id for p in state.players)
     mode = state.options.first_player
     if mode is FirstPlayer.ROLL_OFF and len(seats) > 1:
-        new_state = replace(state, phase=Phase.ROLL_OFF, contenders=seats, roll_off_round=1)
+        new_state = replaced(state, phase=Phase.ROLL_OFF, contenders=seats, roll_off_round=1)
         return new_state, [RollOffStarted(seats)]
     if len(seats) == 1:
         # Nothing to decide with one player: play starts at once, reported as seat order.
@@ -250,14 +250,14 @@ def _roll_off(state: GameState, command: RollOff) -> _Result:
     events: list[Event] = [RollOffRolled(state.roll_off_round, rolls, tied)]
     if len(tied) == 1:
         return _begin_play(state, tied[0], FirstPlayer.ROLL_OFF, events)
-    return replace(state, contenders=tied, roll_off_round=state.roll_off_round + 1), events
+    return replaced(state, contenders=tied, roll_off_round=state.roll_off_round + 1), events
 
 
 def _begin_play(state: GameState, first: str, mode: FirstPlayer, events: list[Event]) -> _Result:
     seats = tuple(p.player_id for p in state.players)
     start = seats.index(first)
     order = seats[start:] + seats[:start]
-    new_state = replace(
+    new_state = replaced(
         state, phase=Phase.AWAITING_ROLL, order=order, turn=0, contenders=(), roll_off_round=0
     )
     return new_state, [*events, GameStarted(order, mode), TurnChanged(first, 1)]
@@ -285,7 +285,7 @@ def _roll(state: GameState, command: Roll) -> _Result:
     for index, face in zip(indexes, faces, strict=True):
         dice[index] = face
     rolls_used = state.rolls_used + 1
-    new_state = replace(
+    new_state = replaced(
         state, phase=Phase.ROLLED, dice=tuple(dice), held=held, rolls_used=rolls_used
     )
     event = Rolled(
@@ -302,7 +302,7 @@ def _hold_or_release(state: GameState, command: Hold | Release) -> _Result:
     if not indexes:
         raise InvalidDiceError("name at least one die index 0..4")
     held = state.held | indexes if isinstance(command, Hold) else state.held - indexes
-    new_state = replace(state, held=held)
+    new_state = replaced(state, held=held)
     return new_state, [HoldChanged(command.player, tuple(sorted(held)))]
 
 
@@ -323,8 +323,8 @@ def _score(state: GameState, command: Score) -> _Result:
     new_card = card.with_score(box, ruling.points, bonus)
     before, after = card.totals(), new_card.totals()
     seat = state.players.index(record)
-    updated = replace(record, card=new_card)
-    new_state = replace(state, players=(*state.players[:seat], updated, *state.players[seat + 1 :]))
+    updated = replaced(record, card=new_card)
+    new_state = _with_seat(state, seat, updated)
     event = Scored(
         player=record.player_id,
         box=box,
@@ -349,8 +349,8 @@ def _take_bonus(state: GameState, command: TakeBonus) -> _Result:
         )
     new_card = Scorecard(card.rules, card.scores, card.yahtzee_bonuses + 1)
     seat = state.players.index(record)
-    updated = replace(record, card=new_card)
-    new_state = replace(state, players=(*state.players[:seat], updated, *state.players[seat + 1 :]))
+    updated = replaced(record, card=new_card)
+    new_state = _with_seat(state, seat, updated)
     event = BonusTaken(
         player=record.player_id,
         yahtzee_bonus=YAHTZEE_BONUS,
@@ -358,6 +358,11 @@ def _take_bonus(state: GameState, command: TakeBonus) -> _Result:
         total=new_card.totals().grand,
     )
     return _advance_turn(new_state, [event])
+
+
+def _with_seat(state: GameState, seat: int, player: PlayerState) -> GameState:
+    """``state`` with seat ``seat`` now ``player``."""
+    return replaced(state, players=(*state.players[:seat], player, *state.players[seat + 1 :]))
 
 
 def _check_box(state: GameState, box: str) -> Box:
@@ -377,7 +382,7 @@ def _advance_turn(state: GameState, events: list[Event]) -> _Result:
         index = (state.turn + step) % count
         record = state.player(state.order[index])
         if record is not None and not record.forfeited and not record.card.is_complete:
-            new_state = replace(
+            new_state = replaced(
                 state,
                 phase=Phase.AWAITING_ROLL,
                 turn=index,
@@ -387,5 +392,5 @@ def _advance_turn(state: GameState, events: list[Event]) -> _Result:
             )
             round_number = record.card.filled_count + 1
             return new_state, [*events, TurnChanged(record.player_id, round_number)]
-    finished = replace(state, phase=Phase.FINISHED, dice=(), held=frozenset(), rolls_used=0)
+    finished = replaced(state, phase=Phase.FINISHED, dice=(), held=frozenset(), rolls_used=0)
     return finished, [*events, GameOver(standings(finished))]

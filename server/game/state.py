@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .copying import copyable
 from .errors import InvalidCommandError, NotAPlayerError
 from .events import Standing
 from .options import RuleOptions
@@ -40,6 +41,7 @@ class Phase(StrEnum):
     FINISHED = "finished"
 
 
+@copyable
 @dataclass(frozen=True)
 class PlayerState:
     """One seat: the caller's opaque ``player_id``, the display name, the card, whether the
@@ -54,6 +56,7 @@ class PlayerState:
     computer: str | None = None
 
 
+@copyable
 @dataclass(frozen=True)
 class GameState:
     """The whole state of one room. Never mutated: :func:`server.game.apply` returns a new one.

@@ -263,3 +263,14 @@ def test_nobody_plays_for_an_entrant_who_went_away() -> None:
     assert record.away_ms == {"a": 2_000}
     assert deadlines.absent_at(record, grace_seconds=60) is None
     assert room.away_deadline(record, "a", grace_seconds=60) is None
+
+
+def test_a_record_copy_equals_dataclasses_replace_and_refuses_unknown_fields() -> None:
+    """``RoomRecord.replace`` copies through :func:`server.game.copying.replaced`."""
+    record = lobby("a", "b")
+    copy = record.replace(computer_ms=5, draws=2)
+    assert copy == dataclasses.replace(record, computer_ms=5, draws=2)
+    assert (record.computer_ms, record.draws) == (None, 0)
+    assert record_format.decode_record(record_format.encode_record(copy)) == copy
+    with pytest.raises(TypeError, match="no field phase"):
+        record.replace(phase=game.Phase.FINISHED)
