@@ -210,8 +210,8 @@ class Upkeep:
         show_holds = record.meta.computer_delay_ms > 0
         events: list[Occurred] = []
         while deadlines.computer_on_turn(record.game) == (player, level):
-            luck = computers.luck(record.meta.dice_seed, record.game, player)
-            move = computers.next_move(brain, record.game, player, luck, show_holds)
+            seed = record.meta.dice_seed
+            move = computers.next_move(brain, record.game, player, seed, show_holds)
             record, more = self.service.apply(room_id, record, [move])
             events += more
             if show_holds:

@@ -162,14 +162,15 @@ def luck(seed: str, state: game.GameState, player: str) -> float:
 
 
 def next_move(
-    computer: ComputerPlayer, state: game.GameState, player: str, luck: float, show_holds: bool
+    computer: ComputerPlayer, state: game.GameState, player: str, seed: str, show_holds: bool
 ) -> game.Command:
-    """The computer's next command on its turn. With ``show_holds`` the dice it keeps are
-    first held (one command), so that people see the choice before the roll."""
+    """The computer's next command on its turn (its mistakes drawn from the room's ``seed``,
+    see :func:`luck`). With ``show_holds`` the dice it keeps are first held (one command), so
+    that people see the choice before the roll."""
     if state.phase is game.Phase.AWAITING_ROLL:
-        return game.Roll(player, ())
+        return game.Roll(player, ())  # no decision: no luck drawn (a hash a move saved)
     card = game.scorecard(state, player)
-    action = choose(computer, card, state.dice, game.rolls_left(state), luck)
+    action = choose(computer, card, state.dice, game.rolls_left(state), luck(seed, state, player))
     if isinstance(action, Reroll):
         if show_holds and state.held - action.hold:
             return game.Release(player, frozenset(state.held - action.hold))
