@@ -29,6 +29,7 @@ import shutil
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,13 @@ def _require_browser() -> None:
     if os.environ.get("YAHTZEE_REQUIRE_BROWSER") == "1":
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+def js_fixed(x: float, digits: int) -> str:
+    """``x.toFixed(digits)`` as the page shows it: JavaScript rounds the exact binary value and
+    a tie away from zero (98.25 shows "98.3"), where Python's format rounds a tie to even
+    ("98.2"); numbers the server rounds to 2 decimals end in .25 or .75 one time in 50."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def _shot(name: str) -> str:
@@ -922,7 +930,7 @@ async def test_play_vs_computer_with_hints_to_the_analysis(cpu_pages: Pages) -> 
     mine = next(p for p in analysis["players"] if not p["computer"])
     mine_panel = panel.locator(f'.analysis-player[data-player="{mine["player"]}"]')
     await expect(mine_panel.locator(".analysis-summary")).to_contain_text(
-        f"{mine['total_loss']:.1f} in all"
+        f"{js_fixed(mine['total_loss'], 1)} in all"
     )
     costly = sorted((d["loss"] for d in mine["decisions"] if d["loss"] >= 0.05), reverse=True)
     shown = await mine_panel.locator(".analysis-list li").all_text_contents()
@@ -1748,8 +1756,8 @@ async def test_game_over_says_how_accurately_i_played_and_how_kind_the_dice_were
     game = await asyncio.to_thread(lambda: fetch_game(db_pages.server.http, room, token=token))
     [seat] = game["players"]
     skill = seat["skill"]
-    assert found.group(1) == f"{skill['accuracy']:.1f}"
-    assert found.group(2) == f"{abs(skill['luck']):.0f}"
+    assert found.group(1) == js_fixed(skill["accuracy"], 1)
+    assert found.group(2) == js_fixed(abs(skill["luck"]), 0)
     assert found.group(3) == ("kinder" if skill["luck"] >= 0 else "less kind")
 
 
