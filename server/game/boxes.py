@@ -95,7 +95,12 @@ _UPPER_FACE: Mapping[Box, int] = MappingProxyType(
 
 def boxes_for(rules: RuleSet) -> tuple[Box, ...]:
     """Return the boxes of ``rules`` in score-card order (13 for Yahtzee, 15 for Yatzy)."""
-    return YAHTZEE_BOXES if RuleSet(rules) is RuleSet.YAHTZEE else YATZY_BOXES
+    # a card asks on every lookup, with its rules already a RuleSet: no Enum call for that
+    if rules is RuleSet.YAHTZEE:
+        return YAHTZEE_BOXES
+    if rules is RuleSet.YATZY:
+        return YATZY_BOXES
+    return boxes_for(RuleSet(rules))
 
 
 def is_upper(box: Box) -> bool:

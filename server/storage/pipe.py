@@ -26,6 +26,7 @@ import collections
 import math
 from typing import Any, Final
 
+import hiredis
 import redis.exceptions as rex
 
 __all__ = ["ScriptPipe", "pack"]
@@ -39,19 +40,20 @@ _RETRY_PAUSE = 0.05  # seconds before the one retry on a new connection
 
 
 def pack(args: tuple[Any, ...] | list[Any]) -> bytes:
-    """One command in RESP: ``args`` are bytes, str or int."""
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        if isinstance(arg, bytes):
-            data = arg
-        elif isinstance(arg, str):
-            data = arg.encode()
-        elif isinstance(arg, int):
-            data = b"%d" % arg
-        else:
-            raise rex.DataError(f"cannot send {type(arg).__name__} to Redis")
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
+    """One command in RESP: ``args`` are bytes, str, int or float (``DataError`` otherwise).
+
+    hiredis (which ``redis[hiredis]`` brings) builds it in C: a commit's call has about twenty
+    arguments, and the loop in Python that did this was a thirtieth of a command's CPU.
+    """
+    try:
+        packed: bytes = hiredis.pack_command(tuple(args))
+    except TypeError:  # named by type only: the values may be secrets (seat tokens' hashes)
+        kinds = sorted({type(a).__name__ for a in args if type(a) not in _SENDABLE})
+        raise rex.DataError(f"cannot send {', '.join(kinds)} to Redis") from None
+    return packed
+
+
+_SENDABLE = (bytes, str, int, float)
 
 
 class ScriptPipe:

@@ -132,6 +132,10 @@ class CoalescingTransport:
         self.flush()
         self.transport.write_eof()
 
+    def is_closing(self) -> bool:
+        # asked before every write: named here, not found through __getattr__ each time
+        return self.transport.is_closing()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.transport, name)
 

@@ -10,6 +10,7 @@ import itertools
 import pytest
 
 from server.game import Box, RuleOptions, RuleSet, Scorecard, boxes_for, score_box
+from server.game.boxes import YAHTZEE_BOXES, YATZY_BOXES
 from server.game.errors import InvalidDiceError, UnknownBoxError
 from server.game.options import JokerMode, Toggle
 from server.game.preview import box_previews, joker_in_force, yahtzee_bonus_due
@@ -445,3 +446,12 @@ def test_the_table_checks_the_dice_before_it_looks_up(dice: tuple[int, ...]) -> 
     # True == 1 and hashes alike: a lookup before the check would score it as a Yahtzee
     with pytest.raises(InvalidDiceError):
         box_scores(RuleSet.YAHTZEE, dice)
+
+
+def test_boxes_for_takes_a_rule_set_or_its_name_and_refuses_others() -> None:
+    assert boxes_for(RuleSet.YAHTZEE) == boxes_for("yahtzee") == YAHTZEE_BOXES
+    assert boxes_for(RuleSet.YATZY) == boxes_for("yatzy") == YATZY_BOXES
+    assert len(YAHTZEE_BOXES) == 13
+    assert len(YATZY_BOXES) == 15
+    with pytest.raises(ValueError, match="poker"):
+        boxes_for("poker")

@@ -18,8 +18,10 @@ def test_pack_is_resp() -> None:
     assert pack(("EVALSHA", b"ab", 1, "k", -2)) == (
         b"*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n$2\r\n-2\r\n"
     )
-    with pytest.raises(rex.DataError):
-        pack((1.5,))
+    assert pack((1.5,)) == b"*1\r\n$3\r\n1.5\r\n"
+    for value in (None, True, [1], {"a": 1}):
+        with pytest.raises(rex.DataError):
+            pack(("SET", value))
 
 
 async def test_concurrent_calls_get_their_own_replies_in_order(
