@@ -21,6 +21,8 @@ over is skipped until its replica took over (the others are still served)::
 
     <prefix>{g<k>}:rooms           zset    room index, scored by the room's expiry time (ms)
     <prefix>{g<k>}:rooms:info      hash    room id -> summary JSON (status, players, ...)
+    <prefix>{g<k>}:rooms:changes   string  the number of the bucket's last entry write
+    <prefix>{g<k>}:rooms:changed   zset    room id -> the number of its entry's last write
     <prefix>{g<k>}:deadlines       zset    room id -> its next deadline (ms)
     <prefix>{g<k>}:presence        zset    ``<room>|<player>|<connection>`` -> lease expiry (ms)
     <prefix>{ck:<hash>}            string  a ``create_key``'s room (1 hour)

@@ -43,6 +43,7 @@ from server.storage.interface import (
     parse_lease,
 )
 from server.storage.keys import RoomKeys, room_keys
+from server.storage.lobby_index import LobbyIndex
 from server.storage.pipe import ScriptPipe
 from server.storage.replicas import ReplicaWait
 
@@ -107,6 +108,7 @@ class RedisStore:
         self._spectator_drop = redis.register_script(_lua("spectator_drop"))
         self._spectators_renew = redis.register_script(_lua("spectators_renew"))
         self._listen = redis.register_script(_lua("listen"))
+        self._lobby = LobbyIndex(self.buckets, self._global, self._batch)
         #: This process's name in the rooms' listeners sets (see :meth:`listen`).
         self.listener_id = secrets.token_hex(8)
 
@@ -267,43 +269,16 @@ class RedisStore:
 
     async def index_put(self, room_id: str, summary: bytes, expires_ms: int) -> None:
         bucket = self.bucket_of(room_id)
-        keys = [self._global("rooms", bucket), self._global("rooms:info", bucket)]
+        names = ("rooms", "rooms:info", "rooms:changes", "rooms:changed")
+        keys = [self._global(name, bucket) for name in names]
         await self._index_put(keys=keys, args=[room_id, expires_ms, summary])
 
     async def index_list(self, now: int, limit: int) -> list[bytes]:
-        """Summaries of live rooms, most recently active first (expired entries pruned).
-        A bucket whose node does not answer (a Cluster master failing over) is left out."""
-        buckets = range(self.buckets)
-        calls: list[_Call] = []
-        for bucket in buckets:  # one round trip for every bucket's expired and live rooms
-            index = self._global("rooms", bucket)
-            calls.append(("zrangebyscore", (index, "-inf", now), {"start": 0, "num": 1000}))
-            calls.append(("zrevrangebyscore", (index, "+inf", f"({now}"),
-                          {"start": 0, "num": limit, "withscores": True}))  # fmt: skip
-        replies = _answered("rooms", await self._batch(calls), 2)
-        calls = []
-        listed: list[tuple[int, list[tuple[bytes, float]]]] = []  # (reply position, live rooms)
-        for bucket in buckets:
-            expired, live = replies[2 * bucket], replies[2 * bucket + 1]
-            if expired is None or live is None:
-                continue
-            index, info = self._global("rooms", bucket), self._global("rooms:info", bucket)
-            if expired:
-                calls.append(("zrem", (index, *expired), {}))
-                calls.append(("hdel", (info, *expired), {}))
-            if live:
-                listed.append((len(calls), live))
-                calls.append(("hmget", (info, [room for room, _ in live]), {}))
-        replies = await self._batch(calls) if calls else []
-        found = [
-            (score, summary)
-            for at, live in listed
-            if not isinstance(replies[at], Exception)
-            for (_, score), summary in zip(live, replies[at], strict=True)
-            if summary
-        ]
-        found.sort(key=lambda item: -item[0])
-        return [summary for _, summary in found[:limit]]
+        """Summaries of live rooms, most recently active first (expired entries pruned), from
+        this process's copy of the index, which reads only the entries changed since its last
+        read (:mod:`server.storage.lobby_index`). A bucket whose node does not answer (a
+        Cluster master failing over) keeps the entries last read."""
+        return await self._lobby.read(now, limit)
 
     async def _batch(self, calls: list[_Call]) -> list[Any]:
         """Several commands; their replies (or errors) in order. On a single Redis one pipeline;
@@ -404,23 +379,6 @@ class RedisStore:
 
 
 _LEASES_A_CALL = 500  # members a script call: bounds the time Redis spends in one script
-
-
-def _answered(name: str, replies: list[Any], per_bucket: int) -> list[Any]:
-    """Pipelined bucket replies with the buckets whose node failed set to None (their error
-    logged); when every bucket failed, the error is raised."""
-    failed = [r for r in replies if isinstance(r, Exception)]
-    if not failed:
-        return replies
-    if len(failed) == len(replies):
-        raise failed[0]
-    out = list(replies)
-    for start in range(0, len(replies), per_bucket):
-        group = replies[start : start + per_bucket]
-        if any(isinstance(r, Exception) for r in group):
-            log.warning("%s bucket %d skipped: %s", name, start // per_bucket, failed[0])
-            out[start : start + per_bucket] = [None] * per_bucket
-    return out
 
 
 def _seq_of(entry_id: bytes) -> int:

@@ -6,9 +6,11 @@ import asyncio
 from typing import Any
 
 import redis.asyncio as aioredis
+import redis.exceptions as rex
 from procs import BOTH_BACKENDS
 from redis.asyncio.cluster import RedisCluster
 
+from server.storage.lobby_index import FULL_READ_MS
 from server.storage.redis_store import Committed, Conflict, Duplicate, RedisStore, Transition
 
 pytestmark = BOTH_BACKENDS  # every command must stay within one slot on a cluster
@@ -210,3 +212,93 @@ async def test_a_commit_writes_its_changed_deadline_on_a_single_redis_only(
     cleared = Transition(unchanged.new_version, b"r3", 60, deadline_changed=True)
     await store.commit("dl", cleared)
     assert await store.due_deadlines(10_000) == []
+
+
+def reads_of(store: RedisStore) -> list[list[tuple[str, tuple[Any, ...]]]]:
+    """Record every round trip of the store's lobby copy: (command, args) of each call."""
+    trips: list[list[tuple[str, tuple[Any, ...]]]] = []
+    batch = store._lobby._batch
+
+    async def recording(calls: list[Any]) -> list[Any]:
+        trips.append([(name, args) for name, args, _ in calls])
+        return await batch(calls)
+
+    store._lobby._batch = recording
+    return trips
+
+
+def rooms_read(trip: list[tuple[str, tuple[Any, ...]]]) -> set[bytes]:
+    return {room for name, args in trip if name == "hmget" for room in args[1]}
+
+
+async def test_a_process_reads_only_the_lobby_entries_changed_since_its_last_read(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    reader, writer = store_for(redis_client, redis_prefix), store_for(redis_client, redis_prefix)
+    for n in range(20):
+        await writer.index_put(f"r{n}", b'"%d"' % n, 10_000 + n)
+    trips = reads_of(reader)
+    assert len(await reader.index_list(now=1_000, limit=100)) == 20
+    assert rooms_read(trips[-1]) == {b"r%d" % n for n in range(20)}  # first: whole
+    await writer.index_put("r3", b'"3 changed"', 20_000)
+    await writer.index_put("new", b'"new"', 15_000)
+    listed = await reader.index_list(now=2_000, limit=3)
+    assert listed == [b'"3 changed"', b'"new"', b'"19"']
+    assert rooms_read(trips[-1]) == {b"r3", b"new"}  # only what changed
+    assert await reader.index_list(now=2_500, limit=3) == listed
+    assert rooms_read(trips[-1]) == set()  # nothing changed: no summary read
+
+
+async def test_expired_lobby_entries_leave_every_copy_and_redis(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    reader, other = store_for(redis_client, redis_prefix), store_for(redis_client, redis_prefix)
+    await reader.index_put("short", b'"short"', 5_000)
+    await reader.index_put("long", b'"long"', 9_000)
+    assert await reader.index_list(now=1_000, limit=10) == [b'"long"', b'"short"']
+    assert await other.index_list(now=6_000, limit=10) == [b'"long"']  # prunes "short"
+    assert await reader.index_list(now=6_000, limit=10) == [b'"long"']  # its copy drops it too
+    bucket = reader.bucket_of("short")
+    for name in ("rooms", "rooms:changed"):
+        assert await redis_client.zscore(reader._global(name, bucket), "short") is None
+    assert await redis_client.hget(reader._global("rooms:info", bucket), "short") is None
+
+
+async def test_an_entry_no_change_names_is_found_by_the_next_whole_read(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    """An entry written without a change number (a server of an earlier version) shows once
+    the bucket is read whole again (FULL_READ_MS)."""
+    store = store_for(redis_client, redis_prefix)
+    await store.index_put("a", b'"a"', 500_000)
+    assert await store.index_list(now=1_000, limit=10) == [b'"a"']
+    bucket = store.bucket_of("b")
+    await redis_client.zadd(store._global("rooms", bucket), {"b": 400_000})
+    await redis_client.hset(store._global("rooms:info", bucket), "b", b'"b"')
+    assert await store.index_list(now=2_000, limit=10) == [b'"a"']
+    later = 1_000 + FULL_READ_MS
+    assert await store.index_list(now=later, limit=10) == [b'"a"', b'"b"']
+
+
+async def test_a_lobby_read_that_fails_halfway_reads_the_same_changes_again(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    await store.index_put("a", b'"a"', 500_000)
+    assert await store.index_list(now=1_000, limit=10) == [b'"a"']
+    await store.index_put("a", b'"a2"', 600_000)
+    batch = store._lobby._batch
+    trips = 0
+
+    async def second_trip_fails(calls: list[Any]) -> list[Any]:
+        nonlocal trips
+        trips += 1
+        replies = await batch(calls)
+        if trips == 2:
+            return [rex.ConnectionError("lost") for _ in replies]
+        return replies
+
+    store._lobby._batch = second_trip_fails
+    assert await store.index_list(now=2_000, limit=10) == [b'"a"']  # the copy it had
+    store._lobby._batch = batch
+    assert await store.index_list(now=3_000, limit=10) == [b'"a2"']
