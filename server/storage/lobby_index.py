@@ -65,7 +65,7 @@ class _Read:
     """One bucket's rooms to read in the second round trip, and what the copy becomes."""
 
     bucket: int
-    rooms: list[bytes]
+    rooms: list[bytes]  # the rooms changed since (a whole read reads every room)
     seen: int
     whole_at: int | None
     position: int = 0  # where their two replies are in the second round trip
@@ -110,9 +110,13 @@ class LobbyIndex:
             read = self._read_of(bucket, plan.whole, mine, now)
             read.position = len(follow)
             reads.append(read)
-            if read.rooms:
-                follow.append(("zmscore", (self._key("rooms", bucket), read.rooms), {}))
-                follow.append(("hmget", (self._key("rooms:info", bucket), read.rooms), {}))
+            index, info = self._key("rooms", bucket), self._key("rooms:info", bucket)
+            if read.whole_at is not None:  # after the counter's read, on a Cluster too
+                follow.append(("zrangebyscore", (index, f"({now}", "+inf"), {"withscores": True}))
+                follow.append(("hgetall", (info,), {}))
+            elif read.rooms:
+                follow.append(("zmscore", (index, read.rooms), {}))
+                follow.append(("hmget", (info, read.rooms), {}))
         if failed and len(failed) == self.buckets:
             raise failed[0]
         answers = await self._batch(follow) if follow else []
@@ -121,9 +125,10 @@ class LobbyIndex:
         return self._listed(now, limit)
 
     def _plan(self, bucket: int, now: int) -> _Plan:
-        """The commands that read ``bucket``: its expired entries (to prune) when the copy
-        may know of one or is not read whole, then either the change counter and every live
-        room (a whole read), or the rooms changed since."""
+        """The first round trip's commands for ``bucket``: its expired entries (to prune) when
+        the copy may know of one or is read whole, then either the change counter (a whole
+        read: the entries themselves are read in the second round trip, so that every change
+        the counter counts is in them) or the rooms changed since."""
         copy = self._copies[bucket]
         whole = copy.whole_at is None or now - copy.whole_at >= FULL_READ_MS
         calls: list[Call] = []
@@ -133,15 +138,13 @@ class LobbyIndex:
                 ("zrangebyscore", (index, "-inf", now), {"start": 0, "num": _PRUNE_A_READ})
             )
         if whole:
-            # the counter first: every change it counts is in the read that follows it
             calls.append(("get", (self._key("rooms:changes", bucket),), {}))
-            calls.append(("zrangebyscore", (self._key("rooms", bucket), f"({now}", "+inf"), {}))
         else:
             changed = self._key("rooms:changed", bucket)
             calls.append(
                 ("zrangebyscore", (changed, f"({copy.seen}", "+inf"), {"withscores": True})
             )
-        return _Plan(calls, whole=whole, prunes=len(calls) > (2 if whole else 1))
+        return _Plan(calls, whole=whole, prunes=len(calls) == 2)
 
     def _prune(self, bucket: int, expired: list[bytes]) -> list[Call]:
         """Remove expired entries from Redis (any process may; the copies drop them by score)."""
@@ -156,7 +159,7 @@ class LobbyIndex:
     def _read_of(self, bucket: int, whole: bool, replies: list[Any], now: int) -> _Read:
         """What the first round trip says to read of ``bucket``."""
         if whole:
-            return _Read(bucket, replies[1], int(replies[0] or 0), whole_at=now)
+            return _Read(bucket, [], int(replies[0] or 0), whole_at=now)
         changed: list[tuple[bytes, float]] = replies[0]
         seen = max((int(number) for _, number in changed), default=self._copies[bucket].seen)
         return _Read(bucket, [room for room, _ in changed], seen, whole_at=None)
@@ -165,28 +168,31 @@ class LobbyIndex:
         """Update the bucket's copy with what was read; a read that failed changes nothing
         (its changes are read again next time)."""
         copy = self._copies[read.bucket]
-        if read.rooms:
-            scores, summaries = answers[read.position], answers[read.position + 1]
-            error = next((r for r in (scores, summaries) if isinstance(r, Exception)), None)
-            if error is not None:
-                log.warning("rooms bucket %d not read: %s", read.bucket, error)
-                return
-        else:
-            scores = summaries = []
-        if read.whole_at is not None:
+        if read.whole_at is None and not read.rooms:
+            return  # nothing changed
+        first, second = answers[read.position], answers[read.position + 1]
+        error = next((r for r in (first, second) if isinstance(r, Exception)), None)
+        if error is not None:
+            log.warning("rooms bucket %d not read: %s", read.bucket, error)
+            return
+        if read.whole_at is not None:  # every live room with its score; every summary
+            rooms = [room for room, _ in first]
+            scores = [score for _, score in first]
+            summaries = [second.get(room) for room in rooms]
             copy.entries = {}
             copy.whole_at = read.whole_at
             copy.earliest = math.inf
+        else:
+            rooms, scores, summaries = read.rooms, first, second
         entries = copy.entries
-        for room, score, summary in zip(read.rooms, scores, summaries, strict=True):
+        for room, score, summary in zip(rooms, scores, summaries, strict=True):
             if score is None or not summary:
                 entries.pop(room, None)  # pruned meanwhile
             else:
                 entries[room] = (float(score), summary)
                 copy.earliest = min(copy.earliest, float(score))
         copy.seen = read.seen
-        if read.rooms or read.whole_at is not None:
-            self._ranked = None
+        self._ranked = None
 
     def _listed(self, now: int, limit: int) -> list[bytes]:
         """Every copy's live entries, latest expiry first; expired ones are dropped. Ranked
