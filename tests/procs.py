@@ -102,7 +102,9 @@ class ServerProcess:
             if self.process.poll() is not None:
                 raise AssertionError(f"server exited early:\n{self.log()}")
             try:
-                with urllib.request.urlopen(f"{self.http}/readyz", timeout=1) as resp:
+                # /readyz may take its full bounds: a second for Redis and one for a database
+                # that does not answer (it is reported apart); a shorter wait never saw it ready
+                with urllib.request.urlopen(f"{self.http}/readyz", timeout=5) as resp:
                     if resp.status == 200:
                         return
             except OSError:
