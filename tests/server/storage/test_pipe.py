@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 
 import pytest
 import redis.asyncio as aioredis
@@ -14,13 +15,25 @@ from server.storage.redis_store import Committed, RedisStore, Transition
 ECHO = "return {KEYS[1], ARGV[1]}"
 
 
+class Level(enum.IntEnum):
+    ONE = 1
+
+
+class Name(enum.StrEnum):
+    ANN = "ann"
+
+
 def test_pack_is_resp() -> None:
     assert pack(("EVALSHA", b"ab", 1, "k", -2)) == (
         b"*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$1\r\nk\r\n$2\r\n-2\r\n"
     )
     assert pack((1.5,)) == b"*1\r\n$3\r\n1.5\r\n"
-    for value in (None, True, [1], {"a": 1}):
-        with pytest.raises(rex.DataError):
+    # subclasses are sent as their base type's value (hiredis itself takes exact types only)
+    assert pack((Level.ONE, Name.ANN, True, bytearray(b"x"))) == (
+        b"*4\r\n$1\r\n1\r\n$3\r\nann\r\n$1\r\n1\r\n$1\r\nx\r\n"
+    )
+    for value in (None, [1], {"a": 1}):
+        with pytest.raises(rex.DataError, match=type(value).__name__):
             pack(("SET", value))
 
 
