@@ -181,7 +181,7 @@ class Players:
 
     async def readiness(self) -> dict[str, object]:
         """What ``/readyz`` adds: the database's state, apart from the play's readiness."""
-        status = await self.db.ping()
+        status = await self.db.status()
         body: dict[str, object] = {"database": status}
         if self.archiver.last_error:
             body["archive"] = self.archiver.last_error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -123,3 +124,32 @@ async def test_database_migrates_the_real_schema_and_answers_ping(database: Data
         "ratings", "schema_migrations", "tournament_entries", "tournaments",
     ]  # fmt: skip
     assert await database.ensure_schema() == []
+
+
+async def test_database_status_waits_briefly_and_shares_one_ping(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/readyz`` asks ``status``: a ping that has not answered within the bound is reported
+    as such at once, and every caller meanwhile waits on that same ping (a dead database sees
+    one ping in flight, not one per probe); a finished ping is not reused."""
+    assert await database.status() == "ok"
+    answer = asyncio.Event()
+    pings = 0
+    real_ping = database.ping
+
+    async def held_ping() -> str:
+        nonlocal pings
+        pings += 1
+        await answer.wait()
+        return await real_ping()
+
+    monkeypatch.setattr(database, "ping", held_ping)
+    waiting = await asyncio.gather(*(database.status(within=0.05) for _ in range(3)))
+    assert waiting == ["no answer within 0.05 s"] * 3
+    assert await database.status(within=0.05) == "no answer within 0.05 s"
+    assert pings == 1
+    answer.set()
+    assert await database.status(within=30) == "ok"
+    assert pings == 1
+    assert await database.status(within=30) == "ok"
+    assert pings == 2
