@@ -63,14 +63,23 @@ def require_rolls_left(state: GameState) -> None:
         raise NoRollsLeftError()
 
 
+_PLAIN_COLLECTIONS = frozenset({tuple, list, set, frozenset})
+_INT_ONLY = frozenset({int})
+_DIE_INDEXES = frozenset(range(DICE_COUNT))
+
+
 def to_die_indexes(dice: Iterable[int] | None) -> frozenset[int]:
     """``dice`` as a frozenset of die indexes 0..4; ``InvalidDiceError`` otherwise."""
     if dice is None:
         return frozenset()
-    if isinstance(dice, str | bytes) or not isinstance(dice, Iterable):
+    # Checked in C (a few times a command): the usual collections skip the ABC's check, and
+    # the types come first (True equals 1; a set cannot hold a list).
+    if type(dice) not in _PLAIN_COLLECTIONS and (
+        isinstance(dice, str | bytes) or not isinstance(dice, Iterable)
+    ):
         raise InvalidDiceError(f"die indexes must be a set of integers, not {dice!r}")
     indexes = tuple(dice)
-    if any(type(i) is not int or not 0 <= i < DICE_COUNT for i in indexes):
+    if not _INT_ONLY.issuperset(map(type, indexes)) or not _DIE_INDEXES.issuperset(indexes):
         raise InvalidDiceError(f"die indexes must be 0..{DICE_COUNT - 1}, not {indexes!r}")
     return frozenset(indexes)
 

@@ -12,6 +12,7 @@ import pytest
 from server.game import Box, RuleOptions, RuleSet, Scorecard, boxes_for, score_box
 from server.game.boxes import YAHTZEE_BOXES, YATZY_BOXES
 from server.game.errors import InvalidDiceError, UnknownBoxError
+from server.game.guards import to_die_indexes
 from server.game.options import JokerMode, Toggle
 from server.game.preview import box_previews, joker_in_force, yahtzee_bonus_due
 from server.game.scoring import box_scores, joker_points, qualifies, upper_bonus_for
@@ -414,7 +415,17 @@ def test_joker_points_refuse_upper_boxes() -> None:
 
 
 @pytest.mark.parametrize(
-    "dice", [(1, 2, 3, 4), (1, 2, 3, 4, 5, 6), (0, 1, 2, 3, 4), (1, 2, 3, 4, 7)]
+    "dice",
+    [
+        (1, 2, 3, 4),
+        (1, 2, 3, 4, 5, 6),
+        (0, 1, 2, 3, 4),
+        (1, 2, 3, 4, 7),
+        (1.0, 2, 3, 4, 5),
+        (True, 2, 3, 4, 5),
+        ("1", 2, 3, 4, 5),
+        ([1], 2, 3, 4, 5),
+    ],
 )
 def test_scoring_rejects_bad_dice(dice: tuple[int, ...]) -> None:
     with pytest.raises(InvalidDiceError):
@@ -455,3 +466,30 @@ def test_boxes_for_takes_a_rule_set_or_its_name_and_refuses_others() -> None:
     assert len(YATZY_BOXES) == 15
     with pytest.raises(ValueError, match="poker"):
         boxes_for("poker")
+
+
+@pytest.mark.parametrize(
+    "indexes",
+    [[0, 5], [-1], (True,), (0.0,), ("0",), ([0],), "01", b"\x00", 3, {0: 1}.items()],
+)
+def test_die_indexes_refuse_what_is_not_a_collection_of_indexes_0_to_4(indexes: object) -> None:
+    with pytest.raises(InvalidDiceError):
+        to_die_indexes(indexes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("indexes", "expected"),
+    [
+        ([], set()),
+        ((0, 4), {0, 4}),
+        ({1, 2}, {1, 2}),
+        (frozenset({3}), {3}),
+        (range(5), {0, 1, 2, 3, 4}),
+        (iter([2, 2]), {2}),
+        ({4: "x"}.keys(), {4}),
+    ],
+)
+def test_die_indexes_take_any_collection_of_indexes_0_to_4(
+    indexes: object, expected: set[int]
+) -> None:
+    assert to_die_indexes(indexes) == expected  # type: ignore[arg-type]
