@@ -200,13 +200,23 @@ def _check_room_fields(obj: object, names: tuple[str, ...]) -> None:
             raise ValueError(f"Expected `str` matching its pattern in field `{name}`")
 
 
-class Object(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
-    """Base of nested objects and ack results (untagged maps)."""
+class _RoomFieldsChecked:
+    """Mixin of the structs with anchored string fields (``_room_fields``): their decoding
+    refuses a final newline (see ``_check_room_fields``). Only those structs have a
+    ``__post_init__``: every other struct is built without a Python call (a roll's event
+    carries thirteen preview entries)."""
 
+    __slots__ = ()
     _room_fields: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         _check_room_fields(self, self._room_fields)
+
+
+class Object(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
+    """Base of nested objects and ack results (untagged maps)."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ()
 
 
 class Message(
@@ -215,9 +225,6 @@ class Message(
     """Base of every top-level message; the wire `type` is the class's tag."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ()
-
-    def __post_init__(self) -> None:
-        _check_room_fields(self, self._room_fields)
 
 
 def message_type(message: Message | type[Message]) -> str:
@@ -363,7 +370,7 @@ class PlayerAnalysis(Object, frozen=True, kw_only=True):
     mean_loss: Annotated[float, Meta(ge=0, description="Per decision; 0 with none.")]
 
 
-class GameAnalysis(Object, frozen=True, kw_only=True):
+class GameAnalysis(Object, _RoomFieldsChecked, frozen=True, kw_only=True):
     """`GET /rooms/{id}/analysis` (v1.2): the game's decisions against optimal play, computed
     from the room's event log alone."""
 
@@ -421,7 +428,7 @@ A test checks them against ``server/settings.py``; servers may announce other va
 """
 
 
-class RoomSummary(Object, frozen=True, kw_only=True):
+class RoomSummary(Object, _RoomFieldsChecked, frozen=True, kw_only=True):
     """What `list_rooms` and `get_room` tell about a room."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
@@ -542,7 +549,7 @@ PreviewList = Annotated[
 ]
 
 
-class RoomState(Object, frozen=True, kw_only=True):
+class RoomState(Object, _RoomFieldsChecked, frozen=True, kw_only=True):
     """Full view of a room, sent in `snapshot`."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("id", "rematch_room")
@@ -791,7 +798,7 @@ class HelloResult(Result, frozen=True, kw_only=True, tag="hello"):
     ] = UNSET
 
 
-class CreateRoomResult(Result, frozen=True, kw_only=True, tag="create_room"):
+class CreateRoomResult(Result, _RoomFieldsChecked, frozen=True, kw_only=True, tag="create_room"):
     """Result of `create_room` (the same room again for a repeated `create_key`)."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
@@ -897,7 +904,9 @@ class HintResult(Result, frozen=True, kw_only=True, tag="hint"):
     ]
 
 
-class OfferRematchResult(Result, frozen=True, kw_only=True, tag="offer_rematch"):
+class OfferRematchResult(
+    Result, _RoomFieldsChecked, frozen=True, kw_only=True, tag="offer_rematch"
+):
     """Result of `offer_rematch` (v1.3): the rematch room, and the sender's seat in it (as
     the result of `join`: keep the token, then `rejoin` the rematch room with it)."""
 
@@ -1083,7 +1092,7 @@ class ListRooms(Command, frozen=True, kw_only=True, tag="list_rooms"):
     """List the public rooms."""
 
 
-class GetRoom(Command, frozen=True, kw_only=True, tag="get_room"):
+class GetRoom(Command, _RoomFieldsChecked, frozen=True, kw_only=True, tag="get_room"):
     """Describe one room (a private room needs its invite code)."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
@@ -1122,7 +1131,7 @@ JoinKey = Annotated[
 ]
 
 
-class Join(Command, frozen=True, kw_only=True, tag="join"):
+class Join(Command, _RoomFieldsChecked, frozen=True, kw_only=True, tag="join"):
     """Take a free seat in a room in the lobby."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room", "seed")
@@ -1143,7 +1152,7 @@ class Join(Command, frozen=True, kw_only=True, tag="join"):
     ] = None
 
 
-class Rejoin(Command, frozen=True, kw_only=True, tag="rejoin"):
+class Rejoin(Command, _RoomFieldsChecked, frozen=True, kw_only=True, tag="rejoin"):
     """Take back a seat (after a reconnect) with the token from the `join` ack."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
@@ -1155,7 +1164,7 @@ class Rejoin(Command, frozen=True, kw_only=True, tag="rejoin"):
     ] = None
 
 
-class Spectate(Command, frozen=True, kw_only=True, tag="spectate"):
+class Spectate(Command, _RoomFieldsChecked, frozen=True, kw_only=True, tag="spectate"):
     """Watch a room without a seat."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
@@ -1376,7 +1385,7 @@ class Pong(Message, frozen=True, kw_only=True, tag="pong"):
     id: CommandId
 
 
-class Snapshot(Message, frozen=True, kw_only=True, tag="snapshot"):
+class Snapshot(Message, _RoomFieldsChecked, frozen=True, kw_only=True, tag="snapshot"):
     """Full state of the room at position `seq`; later events continue from `seq` + 1."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
@@ -1400,7 +1409,9 @@ class QuickPlayStatus(Message, frozen=True, kw_only=True, tag="quick_play_status
     ]
 
 
-class QuickPlayMatched(Message, frozen=True, kw_only=True, tag="quick_play_matched"):
+class QuickPlayMatched(
+    Message, _RoomFieldsChecked, frozen=True, kw_only=True, tag="quick_play_matched"
+):
     """A room was made for the waiting player (v1.4): it is seated there as by `join` (keep
     the token), and enters it with `rejoin`. The game starts by itself (`auto_start`)."""
 
@@ -1436,7 +1447,7 @@ class QuickPlayMatched(Message, frozen=True, kw_only=True, tag="quick_play_match
 # --------------------------------------------------------------------------------------------
 
 
-class Event(Message, frozen=True, kw_only=True):
+class Event(Message, _RoomFieldsChecked, frozen=True, kw_only=True):
     """Base of room events: every event has the room id and its position in the room log."""
 
     _room_fields: ClassVar[tuple[str, ...]] = ("room",)
