@@ -24,24 +24,25 @@ _HOUSE_VARIANTS = ("upper_first", "bonus_turn")
 
 
 def to_dict(state: GameState) -> JSON:
-    """The state as a dict of JSON types (str, int, bool, None, lists, dicts)."""
+    """The state as a dict of JSON types (str, int, bool, None, lists, dicts).
+
+    The options and the phase are ``StrEnum`` members, which are strings (``json`` and
+    ``msgspec`` write their values): reading ``.value`` costs a Python call each, at every
+    commit."""
     options = state.options
     return {
         "format": FORMAT,
         "options": {
-            "rules": options.rules.value,
-            "extra_yahtzees": options.extra_yahtzees.value,
-            "joker": options.joker.value,
-            "first_player": options.first_player.value,
+            "rules": options.rules,
+            "extra_yahtzees": options.extra_yahtzees,
+            "joker": options.joker,
+            "first_player": options.first_player,
             # The house variants appear only when on, so existing states keep their exact form.
-            **{
-                name: Toggle.ON.value
-                for name in _HOUSE_VARIANTS
-                if getattr(options, name) is Toggle.ON
-            },
+            **({"upper_first": Toggle.ON} if options.upper_first is Toggle.ON else {}),
+            **({"bonus_turn": Toggle.ON} if options.bonus_turn is Toggle.ON else {}),
         },
         "max_seats": state.max_seats,
-        "phase": state.phase.value,
+        "phase": state.phase,
         "players": [
             {
                 "id": p.player_id,
