@@ -204,27 +204,28 @@ class Flag:
     ``is_set``, ``wait``): set while the socket takes writes; a waiter costs a future only
     while it is clear."""
 
-    __slots__ = ("_set", "_waiters")
+    __slots__ = ("_waiters", "on")
 
     def __init__(self) -> None:
-        self._set = True
+        #: whether it is set (read without a call on the send path)
+        self.on = True
         self._waiters: list[asyncio.Future[None]] | None = None
 
     def is_set(self) -> bool:
-        return self._set
+        return self.on
 
     def set(self) -> None:
-        self._set = True
+        self.on = True
         waiters, self._waiters = self._waiters, None
         for waiter in waiters or ():
             if not waiter.done():
                 waiter.set_result(None)
 
     def clear(self) -> None:
-        self._set = False
+        self.on = False
 
     def wait(self) -> Awaitable[None]:
-        if self._set:
+        if self.on:
             return _READY
         waiter = asyncio.get_running_loop().create_future()
         if self._waiters is None:
@@ -353,11 +354,17 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         """Write a data frame built without extensions, if this connection has none and
         :meth:`send_nowait` would write now (the same checks as the protocol's own send)."""
         conn = self.conn
+        # _can_send_now's checks written out: this runs for every watcher of every event
         if (
             conn.extensions
             or conn.state is not State.OPEN
             or conn.expect_continuation_frame
-            or not self._can_send_now()
+            or not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or not self.writable.on
+            or self.transport.is_closing()
         ):
             return False
         self.transport.write(ws_frame)

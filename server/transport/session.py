@@ -230,18 +230,25 @@ class Session:
         return frame if self._enqueue(frame) else None
 
     def _on_event(self, event: wire.EncodedEvent) -> None:
-        """Feed sink: the event's shared bytes for this connection's encoding; never blocks."""
-        self._enqueue(event.frame(self.encoding), event)
+        """Feed sink: the event's shared bytes for this connection's encoding; never blocks.
 
-    def _enqueue(self, frame: Frame, event: wire.EncodedEvent | None = None) -> bool:
-        """Queue one frame (of ``event``, if it is one); a client whose queue is full is closed
-        with 4000 instead."""
+        The usual case first, in as few calls as it takes (it runs for every watcher of every
+        event): nothing queued or held, so the WebSocket frame built once for every
+        connection is written at once."""
+        if self._writer is None and self._held is None and self.close_code is None:
+            built = self._send_built_nowait
+            if built is not None and built(event.ws_frame(self.encoding)):
+                return
+        self._enqueue(event.frame(self.encoding))
+
+    def _enqueue(self, frame: Frame) -> bool:
+        """Queue one frame; a client whose queue is full is closed with 4000 instead."""
         if self.close_code is not None:
             return False
         if self._held is not None:
             self._held.append(frame)
             return True
-        if self._writer is None and self._write_now(frame, event):
+        if self._writer is None and self._send_nowait is not None and self._send_nowait(frame):
             return True  # nothing was queued (no writer): the order is kept
         queue = self._queue()
         if len(queue) >= self.rt.settings.send_queue_size:
@@ -252,14 +259,6 @@ class Session:
         queue.append(frame)
         self._wake_writer()
         return True
-
-    def _write_now(self, frame: Frame, event: wire.EncodedEvent | None) -> bool:
-        """Write ``frame`` at once if the protocol can without waiting: an event as the
-        WebSocket frame built once for every connection, anything else framed by the protocol."""
-        built = self._send_built_nowait
-        if event is not None and built is not None and built(event.ws_frame(self.encoding)):
-            return True
-        return self._send_nowait is not None and self._send_nowait(frame)
 
     # -- reading --------------------------------------------------------------------------------
 
