@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .boxes import Box, is_upper, upper_box_for_face
 from .errors import MustRollFirstError
@@ -58,9 +59,9 @@ __all__ = [
 _JOKER_FIXED = (Box.FULL_HOUSE, Box.SMALL_STRAIGHT, Box.LARGE_STRAIGHT)
 
 
-@dataclass(frozen=True, slots=True)
-class BoxPreview:
-    """One open box: whether it may be scored now and the points it would get.
+class BoxPreview(NamedTuple):
+    """One open box: whether it may be scored now and the points it would get (a named
+    tuple: a roll makes thirteen, and a tuple is built at half a frozen dataclass's cost).
 
     A box that is not ``allowed`` (the forced Joker requires another) has ``points`` 0 and
     ``allowed`` false; an allowed box scoring 0 has ``allowed`` true. ``points`` excludes the
