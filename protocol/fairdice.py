@@ -72,6 +72,7 @@ DICE_COUNT: Final = 5
 """Dice in a full roll (a roll-off roll, or the first roll of a turn)."""
 
 _ACCEPT_BELOW: Final = 252  # the largest multiple of 6 that fits a byte: 252 = 42 * 6
+_FACE_OF_BYTE: Final = bytes(b % 6 + 1 if b < _ACCEPT_BELOW else 0 for b in range(256))
 _MAX_DRAW: Final = 2**64 - 1  # n is written as 8 bytes
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 
@@ -143,8 +144,17 @@ def faces(server_seed: bytes, entropy: bytes, n: int, count: int) -> tuple[int, 
     """
     if count < 0:
         raise ValueError(f"count must be >= 0, not {count}")
-    stream = face_stream(server_seed, entropy, n)
-    return tuple(next(stream) for _ in range(count))
+    if not 0 <= n <= _MAX_DRAW:
+        raise ValueError(f"the draw number is 0..2**64-1, not {n}")
+    # face_stream's faces, taken a block at a time in C (a roll of a game draws here): the
+    # table maps an accepted byte to its face and a rejected one to 0, which is dropped.
+    drawn = b""
+    index = 0
+    while len(drawn) < count:
+        block = _block(server_seed, entropy, n, index)
+        drawn += block.translate(_FACE_OF_BYTE).replace(b"\x00", b"")
+        index += 1
+    return tuple(drawn[:count])
 
 
 # --------------------------------------------------------------------------------------------

@@ -211,3 +211,15 @@ def test_the_worked_example_in_fairdice_md_is_right() -> None:
     assert hmac.digest(seed, message, "sha256").hex() == values["block(0, 0)"]
     shown = [int(f) for f in values["faces of draw 0"].split()[-5:]]
     assert list(fairdice.faces(seed, entropy, 0, 5)) == shown
+
+
+def test_faces_are_the_first_faces_of_the_stream_across_blocks() -> None:
+    """``faces`` takes whole blocks at once; it must give exactly the stream's first faces,
+    rejected bytes dropped, over block boundaries too (some blocks reject several bytes)."""
+    entropy = fairdice.client_entropy(["a", ""])
+    for n in range(300):
+        seed = hashlib.sha256(n.to_bytes(2, "big")).digest()
+        stream = fairdice.face_stream(seed, entropy, n)
+        expected = tuple(next(stream) for _ in range(70))
+        for count in (0, 1, 5, 31, 32, 33, 70):
+            assert fairdice.faces(seed, entropy, n, count) == expected[:count]
