@@ -190,3 +190,32 @@ async def test_the_service_s_clients_never_ask_for_maintenance_notifications(
     assert received.count(b"HELLO 3") == 2  # both connected: RESP3, as before
     assert b"GET X" in received
     assert not [c for c in received if c.startswith(b"CLIENT MAINT")]
+
+
+async def test_new_connections_tell_the_library_version_without_reading_package_metadata(
+    redis_url: str, redis_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool's new connections (many at once after a Redis restart) set their library
+    name and version from the one ``DriverInfo`` of ``CLIENT_OPTIONS``: redis-py would read
+    the installed package's metadata again for each."""
+    import redis
+    import redis.utils
+
+    from server.app import redis_client
+    from server.settings import Settings
+
+    read: list[str] = []
+
+    def counted() -> str | None:
+        read.append("metadata")
+        return None
+
+    monkeypatch.setattr(redis.utils, "get_lib_version", counted)
+    client = redis_client(redis_url, Settings(redis_cluster=redis_backend == "cluster"))
+    try:
+        infos = await asyncio.gather(*(client.client_info() for _ in range(4)))
+    finally:
+        await client.aclose()
+    assert read == []
+    assert {(i["lib-name"], i["lib-ver"]) for i in infos} == {("redis-py", redis.__version__)}
+    assert len({i["id"] for i in infos}) > 1  # several new connections, not one reused
