@@ -11,11 +11,11 @@ connection, so it is built once per encoding (:meth:`EncodedEvent.ws_frame`).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Final
 
 import msgspec
-from websockets.frames import Frame, Opcode
 
 import protocol.messages as pm
 from protocol.codec import encode_msgpack
@@ -30,12 +30,26 @@ __all__ = [
     "encode_events",
     "encode_kick",
     "from_log",
+    "server_frame",
 ]
 
-#: PRIVATE API: this module relies on internals of websockets' frame serialisation (a frame built
-#: once for every connection), checked against these versions; tests/test_private_api.py fails when
-#: an installed version differs: re-read this module against the new version, then update the pin.
-PRIVATE_API: Final = {"websockets": "17.4"}
+_SHORT: Final = struct.Struct("!BB")
+_MEDIUM: Final = struct.Struct("!BBH")
+_LONG: Final = struct.Struct("!BBQ")
+
+
+def server_frame(payload: bytes, *, text: bool) -> bytes:
+    """One whole WebSocket data frame as a server sends it without extensions (RFC 6455 5.2:
+    final, unmasked, the payload's length in 7, 16 or 64 bits): the bytes websockets'
+    ``Frame.serialize`` makes, in a few C calls instead of its Python (every event, and every
+    command's ack)."""
+    first = 0x81 if text else 0x82  # FIN + the text or binary opcode
+    size = len(payload)
+    if size < 126:
+        return _SHORT.pack(first, size) + payload
+    if size < 1 << 16:
+        return _MEDIUM.pack(first, 126, size) + payload
+    return _LONG.pack(first, 127, size) + payload
 
 
 class _SeqOnly(msgspec.Struct):
@@ -83,13 +97,12 @@ class EncodedEvent:
         without extensions: binary for MessagePack, text for JSON; built once."""
         if encoding is Encoding.MSGPACK:
             if self._ws_msgpack is None:
-                frame = Frame(Opcode.BINARY, self.msgpack)
-                self._ws_msgpack = frame.serialize(mask=False, extensions=[])
+                self._ws_msgpack = server_frame(self.msgpack, text=False)
             return self._ws_msgpack
         if self._ws_json is None:
             text = self.frame(Encoding.JSON)
             assert isinstance(text, str)
-            self._ws_json = Frame(Opcode.TEXT, text.encode()).serialize(mask=False, extensions=[])
+            self._ws_json = server_frame(text.encode(), text=True)
         return self._ws_json
 
 

@@ -50,6 +50,8 @@ from websockets.frames import Frame
 from websockets.http11 import Request
 from websockets.protocol import State
 
+from server.boundary.wire import server_frame
+
 __all__ = [
     "PEER_READY",
     "PEER_WAIT_SECONDS",
@@ -246,9 +248,13 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         self.peer_ready = Flag()
         self._peer_timer: asyncio.TimerHandle | None = None
 
+    #: the socket's own transport (``transport`` is the coalescing one around it)
+    _socket: asyncio.Transport
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         real: Any = self.transport
+        self._socket = real
         self.transport = CoalescingTransport(real, asyncio.get_running_loop())  # type: ignore[assignment]
 
     def handle_connect(self, event: Request) -> None:
@@ -338,6 +344,10 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
 
     def send_nowait(self, frame: bytes | str) -> bool:
         """Write one data frame now if the ASGI ``send`` would neither wait nor refuse."""
+        if not self.conn.extensions:  # framed here, as the events are (a command's ack)
+            if isinstance(frame, bytes):
+                return self.send_built_nowait(server_frame(frame, text=False))
+            return self.send_built_nowait(server_frame(frame.encode(), text=True))
         if not self._can_send_now():
             return False
         try:
@@ -364,7 +374,7 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             or self.disconnected
             or self.initial_response is not None
             or not self.writable.on
-            or self.transport.is_closing()
+            or self._socket.is_closing()
         ):
             return False
         self.transport.write(ws_frame)

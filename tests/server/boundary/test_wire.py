@@ -49,6 +49,17 @@ def test_the_shared_frame_carries_the_event_in_both_encodings(size: int) -> None
     assert event.ws_frame(Encoding.MSGPACK) is event.ws_frame(Encoding.MSGPACK)  # built once
 
 
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65_535, 65_536, 70_000])
+@pytest.mark.parametrize("text", [False, True])
+def test_a_server_frame_is_the_frame_websockets_would_send(size: int, text: bool) -> None:
+    # every length form and its edges, byte for byte as websockets serialises a server's frame
+    payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    opcode = Opcode.TEXT if text else Opcode.BINARY
+    expected = Frame(opcode, payload).serialize(mask=False, extensions=[])
+    assert wire.server_frame(payload, text=text) == expected
+    assert parse(wire.server_frame(payload, text=text)).data == payload
+
+
 def test_a_room_channel_carries_typed_kicks_beside_event_batches() -> None:
     kick = wire.decode_channel(wire.encode_kick("conn-7"))
     assert kick == wire.Kick("conn-7")
