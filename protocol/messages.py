@@ -325,11 +325,13 @@ class HintOption(Object, frozen=True, kw_only=True):
 Faces = Annotated[tuple[DieFace, ...], Meta(max_length=5)]
 
 
-class DecisionReview(Object, frozen=True, kw_only=True):
+class DecisionReview(Object, _RoomFieldsChecked, frozen=True, kw_only=True):
     """One decision of a finished or running game, next to the optimal one (v1.2, the HTTP
     analysis). `kind` `keep`: which dice to keep after roll `roll` (keeping all five means
     "score now"); `box`: which box after the turn's last roll (a null box is the +100 take of
     `bonus_turn`). Expected values are expected final scores of the player."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("kind",)
 
     player: PlayerId
     turn: Annotated[
@@ -777,8 +779,10 @@ class SandboxSeat(Object, frozen=True, kw_only=True):
     token: Token
 
 
-class SandboxRoom(Object, frozen=True, kw_only=True):
+class SandboxRoom(Object, _RoomFieldsChecked, frozen=True, kw_only=True):
     """The answer of `POST /sandbox/rooms` (v1.4)."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room",)
 
     room: RoomId
     invite_code: InviteCode
@@ -1459,6 +1463,8 @@ class Event(Message, _RoomFieldsChecked, frozen=True, kw_only=True):
 class PlayerJoined(Event, frozen=True, kw_only=True, tag="player_joined"):
     """A player took a seat."""
 
+    _room_fields: ClassVar[tuple[str, ...]] = ("room", "dice_commitment", "seed")
+
     player: PlayerId
     name: Name
     seat: Seat
@@ -1510,6 +1516,8 @@ class HostChanged(Event, frozen=True, kw_only=True, tag="host_changed"):
 
 class GameStarted(Event, frozen=True, kw_only=True, tag="game_started"):
     """The game started; `order` is the turn order, first player first."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room", "dice_commitment")
 
     order: Annotated[
         PlayerIds,
@@ -1621,6 +1629,8 @@ class TurnChanged(Event, frozen=True, kw_only=True, tag="turn_changed"):
 
 class GameOver(Event, frozen=True, kw_only=True, tag="game_over"):
     """The game ended; `results` are ordered by place, then seat."""
+
+    _room_fields: ClassVar[tuple[str, ...]] = ("room", "server_seed")
 
     results: Annotated[
         tuple[Standing, ...],

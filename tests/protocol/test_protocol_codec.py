@@ -7,6 +7,7 @@ from typing import Any
 import msgpack
 import pytest
 
+import protocol.messages as pm
 from protocol import (
     ERROR_CODES,
     MAX_CLIENT_FRAME_BYTES,
@@ -44,6 +45,7 @@ from protocol import (
     make_error,
     to_dict,
 )
+from protocol.types import FirstPlayer
 
 
 def frame_of(value: Any, encoding: Encoding) -> str | bytes:
@@ -648,3 +650,41 @@ def test_a_nan_expected_score_is_refused_in_msgpack() -> None:
     value = _hint_ack(options=[{**_ROLL_OPTION, "expected": math.nan}])
     with pytest.raises(DecodeError):
         decode_server(frame_of(value, Encoding.MSGPACK), Encoding.MSGPACK)
+
+
+@BOTH
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        (
+            pm.GameOver(
+                room="r1",
+                seq=9,
+                results=(
+                    pm.Standing(player="p1", name="Ann", total=200, place=1, forfeited=False),
+                ),
+                server_seed="ab" * 32,
+            ),
+            "server_seed",
+        ),
+        (
+            pm.GameStarted(
+                room="r1",
+                seq=2,
+                order=("p1",),
+                first_player=FirstPlayer.SEAT_ORDER,
+                dice_commitment="cd" * 32,
+            ),
+            "dice_commitment",
+        ),
+    ],
+)
+def test_an_anchored_field_of_a_server_message_refuses_a_final_newline(
+    encoding: Encoding, message: pm.Message, field: str
+) -> None:
+    # msgspec's `$` matches before a final newline, JSON Schema's does not: they agree here
+    value = to_dict(message)
+    assert decode_server(frame_of(value, encoding), encoding) == message
+    with pytest.raises(DecodeError) as info:
+        decode_server(frame_of({**value, field: value[field] + "\n"}, encoding), encoding)
+    assert info.value.code == "invalid_field"

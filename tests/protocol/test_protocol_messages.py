@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 import protocol
+import protocol.messages as pm
 from protocol import (
     CLIENT_MESSAGE_TYPES,
     CLOSE_CODES,
@@ -233,3 +234,32 @@ def test_importing_protocol_loads_no_io_library() -> None:
     )
     loaded = set(result.stdout.strip().split(","))
     assert not loaded & FORBIDDEN
+
+
+def _string_patterns(kind: msgspec.inspect.Type) -> list[str]:
+    if isinstance(kind, msgspec.inspect.Metadata):
+        return _string_patterns(kind.type)
+    if isinstance(kind, msgspec.inspect.StrType):
+        return [kind.pattern] if kind.pattern else []
+    if isinstance(kind, msgspec.inspect.UnionType):
+        return [p for member in kind.types for p in _string_patterns(member)]
+    return []
+
+
+def test_every_anchored_string_field_is_checked_for_a_final_newline() -> None:
+    """msgspec lets ``$`` match before a final newline; the structs whose fields have an
+    anchored pattern list them in ``_room_fields`` and check them in ``__post_init__`` (a
+    mixin only they have: a struct without one is built without a Python call)."""
+    checked = 0
+    for name, cls in vars(pm).items():
+        if not (isinstance(cls, type) and issubclass(cls, msgspec.Struct)):
+            continue
+        anchored = {
+            field.name
+            for field in msgspec.inspect.type_info(cls).fields  # type: ignore[attr-defined]
+            if any(p.endswith("$") for p in _string_patterns(field.type))
+        }
+        assert anchored <= set(cls._room_fields), name  # type: ignore[attr-defined]
+        assert hasattr(cls, "__post_init__") == bool(anchored), name
+        checked += bool(anchored)
+    assert checked >= 10  # the room ids and client seeds of commands, results and events
