@@ -58,7 +58,7 @@ _LARGE_RUNS = (frozenset({1, 2, 3, 4, 5}), frozenset({2, 3, 4, 5, 6}))
 
 
 _FACES = frozenset(range(1, 7))
-_INT_ONLY = {int}
+_INT_ONLY = frozenset({int})
 
 
 def check_dice(dice: Sequence[int]) -> Dice:
