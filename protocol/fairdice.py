@@ -123,10 +123,14 @@ def _block(server_seed: bytes, entropy: bytes, n: int, index: int) -> bytes:
     return hmac.digest(server_seed, message, "sha256")
 
 
-def face_stream(server_seed: bytes, entropy: bytes, n: int) -> Iterator[int]:
-    """The endless sequence of faces (1..6) of draw ``n``; :func:`faces` takes its first ones."""
+def _check_draw(n: int) -> None:
     if not 0 <= n <= _MAX_DRAW:
         raise ValueError(f"the draw number is 0..2**64-1, not {n}")
+
+
+def face_stream(server_seed: bytes, entropy: bytes, n: int) -> Iterator[int]:
+    """The endless sequence of faces (1..6) of draw ``n``; :func:`faces` takes its first ones."""
+    _check_draw(n)
     index = 0
     while True:
         for byte in _block(server_seed, entropy, n, index):
@@ -144,8 +148,7 @@ def faces(server_seed: bytes, entropy: bytes, n: int, count: int) -> tuple[int, 
     """
     if count < 0:
         raise ValueError(f"count must be >= 0, not {count}")
-    if not 0 <= n <= _MAX_DRAW:
-        raise ValueError(f"the draw number is 0..2**64-1, not {n}")
+    _check_draw(n)
     # face_stream's faces, taken a block at a time in C (a roll of a game draws here): the
     # table maps an accepted byte to its face and a rejected one to 0, which is dropped.
     drawn = b""

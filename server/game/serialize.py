@@ -38,8 +38,7 @@ def to_dict(state: GameState) -> JSON:
             "joker": options.joker,
             "first_player": options.first_player,
             # The house variants appear only when on, so existing states keep their exact form.
-            **({"upper_first": Toggle.ON} if options.upper_first is Toggle.ON else {}),
-            **({"bonus_turn": Toggle.ON} if options.bonus_turn is Toggle.ON else {}),
+            **{name: Toggle.ON for name in _HOUSE_VARIANTS if getattr(options, name) is Toggle.ON},
         },
         "max_seats": state.max_seats,
         "phase": state.phase,

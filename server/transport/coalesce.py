@@ -338,8 +338,8 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             and not self.close_sent
             and not self.disconnected
             and self.initial_response is None
-            and self.writable.is_set()
-            and not self.transport.is_closing()
+            and self.writable.on
+            and not self._socket.is_closing()
         )
 
     def send_nowait(self, frame: bytes | str) -> bool:
@@ -364,17 +364,11 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         """Write a data frame built without extensions, if this connection has none and
         :meth:`send_nowait` would write now (the same checks as the protocol's own send)."""
         conn = self.conn
-        # _can_send_now's checks written out: this runs for every watcher of every event
         if (
             conn.extensions
             or conn.state is not State.OPEN
             or conn.expect_continuation_frame
-            or not self.handshake_complete
-            or self.close_sent
-            or self.disconnected
-            or self.initial_response is not None
-            or not self.writable.on
-            or self._socket.is_closing()
+            or not self._can_send_now()
         ):
             return False
         self.transport.write(ws_frame)
