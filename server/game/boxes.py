@@ -9,6 +9,7 @@ from types import MappingProxyType
 from .options import RuleSet
 
 __all__ = [
+    "UPPER_BOX_COUNT",
     "YAHTZEE_BOXES",
     "YATZY_BOXES",
     "Box",
@@ -79,6 +80,10 @@ YATZY_BOXES: tuple[Box, ...] = (
     Box.YATZY,
 )
 """The 15 boxes of Yatzy, in score-card order."""
+
+UPPER_BOX_COUNT = 6
+"""The upper boxes are the first six of every card (a sum over ``scores[:6]`` is the upper
+section's)."""
 
 _UPPER_FACE: Mapping[Box, int] = MappingProxyType(
     {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .boxes import Box, boxes_for, is_upper
+from .boxes import UPPER_BOX_COUNT, Box, boxes_for
 from .errors import CategoryTakenError, UnknownBoxError
 from .options import RuleSet
 from .scoring import YAHTZEE_BONUS, upper_bonus_for
@@ -95,12 +95,10 @@ class Scorecard:
 
     def totals(self) -> Totals:
         """Upper, upper bonus, lower, extra-Yahtzee bonus and grand total."""
-        upper = lower = 0
-        for box, points in self.filled().items():
-            if is_upper(box):
-                upper += points
-            else:
-                lower += points
+        # read at every commit (the record's totals) and by every roll's events: sums in C
+        scores = self.scores
+        upper = sum(filter(None, scores[:UPPER_BOX_COUNT]))
+        lower = sum(filter(None, scores[UPPER_BOX_COUNT:]))
         bonus = upper_bonus_for(self.rules, upper)
         checks = YAHTZEE_BONUS * self.yahtzee_bonuses
         return Totals(upper, bonus, lower, checks, upper + bonus + lower + checks)

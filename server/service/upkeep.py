@@ -49,6 +49,7 @@ class Upkeep:
         self.store = service.store
         self.advisor = advisor or Advisor()
         self.plans = PlanBatcher()
+        self.decisions = computers.Decisions()
         self._counts_due: set[str] = set()
         self._wakes: dict[str, int] = {}  # room -> the tick its wake-up waits for
         self._ticks: dict[int, tuple[asyncio.TimerHandle, list[str]]] = {}
@@ -188,6 +189,8 @@ class Upkeep:
         cached = self.service.cached(room_id)
         if cached is None or cached.record.computer_ms is None:
             return
+        if self.decisions.pending(room_id):  # the move carries out a decision: no plan needed
+            return
         state = cached.record.game
         computer = deadlines.computer_on_turn(state)
         brain = self.advisor.player(state.options, computer[1]) if computer else None
@@ -211,7 +214,7 @@ class Upkeep:
         events: list[Occurred] = []
         while deadlines.computer_on_turn(record.game) == (player, level):
             seed = record.meta.dice_seed
-            move = computers.next_move(brain, record.game, player, seed, show_holds)
+            move = self.decisions.next_move(room_id, brain, record.game, player, seed, show_holds)
             record, more = self.service.apply(room_id, record, [move])
             events += more
             if show_holds:

@@ -77,7 +77,7 @@ class SolverRules:
             bonus_turn=Toggle.ON if self.bonus_turn else Toggle.OFF,
         )
 
-    @property
+    @cached_property
     def name(self) -> str:
         """``yahtzee`` (official, forced Joker), ``yahtzee-free-joker``, ``yahtzee-no-extra``,
         ``yatzy``, each with ``+upper-first`` / ``+bonus-turn`` appended when on."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from server.game import Scorecard
-from server.game.boxes import is_upper
-from server.game.scoring import YAHTZEE_POINTS
+from server.game.boxes import UPPER_BOX_COUNT
+from server.game.scoring import YAHTZEE_BONUS, YAHTZEE_POINTS
 
 from .build import Progress, Start, build_values
 from .rules import SolverRules
@@ -25,11 +26,11 @@ TABLE_VERSION = 1
 """Bumped whenever a change to the solver changes a table's numbers (part of the cache key)."""
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     """Where a card is at the start of a turn: table row ``group`` and ``upper`` total (capped
     at 63), plus the points already on the card that the table does not count (everything but
-    the upper bonus, which the table counts at the end)."""
+    the upper bonus, which the table counts at the end). A named tuple: a computer's every
+    decision makes one."""
 
     group: int
     upper: int
@@ -38,20 +39,18 @@ class Position:
 
 def position_of(rules: SolverRules, card: Scorecard) -> Position:
     """The table position of ``card`` under ``rules``."""
+    # Asked at every decision of a computer and every hint: sums in C, not through the card's
+    # totals (the upper boxes are the first six of every card, UPPER_BOX_COUNT).
+    scores = card.scores
     mask = 0
-    for index, points in enumerate(card.scores):
+    for index, points in enumerate(scores):
         if points is not None:
             mask |= 1 << index
-    y50 = 0
-    if rules.tracks_yahtzee_50 and card.scores[rules.yahtzee_box] == YAHTZEE_POINTS:
-        y50 = 1
-    totals = card.totals()
-    upper = sum(p for b, p in card.filled().items() if is_upper(b))
-    return Position(
-        group=mask | (y50 << rules.box_count),
-        upper=min(upper, UPPER_CAP),
-        banked=totals.grand - totals.upper_bonus,
-    )
+    if rules.tracks_yahtzee_50 and scores[rules.yahtzee_box] == YAHTZEE_POINTS:
+        mask |= 1 << rules.box_count
+    upper = sum(filter(None, scores[:UPPER_BOX_COUNT]))
+    banked = sum(filter(None, scores)) + YAHTZEE_BONUS * card.yahtzee_bonuses
+    return Position(group=mask, upper=min(upper, UPPER_CAP), banked=banked)
 
 
 class PlanMemo(OrderedDict[tuple[int, int], object]):

@@ -26,6 +26,7 @@ from typing import Any
 
 from server import game
 from server.solver import (
+    Action,
     ComputerPlayer,
     GameAnalysis,
     Option,
@@ -42,7 +43,10 @@ from server.solver import (
 from server.solver.table import position_of
 from server.strategy.tablebuild import build_in_child
 
-__all__ = ["Advisor", "Hint", "analyse", "hint", "next_move", "pick_name"]
+__all__ = [
+    "Advisor", "Decisions", "Hint", "analyse", "command_for", "decide_move", "hint", "next_move",
+    "pick_name",
+]  # fmt: skip
 
 log = logging.getLogger("yahtzee.computers")
 
@@ -53,6 +57,11 @@ NAMES = (
 """Names given to computer players (the first one free in the room)."""
 
 
+MOST_OPTIONS = 20_000
+"""Rooms' options objects the advisor remembers its players by (all are forgotten at once
+when there are more: they are worked out again, cheaply)."""
+
+
 class Advisor:
     """The strategy tables of this process, by rule set, loaded or built in the background."""
 
@@ -61,6 +70,7 @@ class Advisor:
         self._tables: dict[str, Table] = {}
         self._loading: dict[str, asyncio.Future[Table]] = {}
         self._players: dict[tuple[str, str], ComputerPlayer] = {}
+        self._by_options: dict[tuple[int, str], tuple[game.RuleOptions, ComputerPlayer]] = {}
         self._building = threading.Lock()
 
     def table(self, options: game.RuleOptions) -> Table | None:
@@ -73,12 +83,20 @@ class Advisor:
 
     def player(self, options: game.RuleOptions, level: str) -> ComputerPlayer | None:
         """The computer player of ``level`` for the rule set, or ``None`` while it loads."""
+        # Asked at every computer's move with the room's own options object: remembered by
+        # that object (held, so its id is not reused) before the rule set is worked out.
+        seen = self._by_options.get((id(options), level))
+        if seen is not None and seen[0] is options:
+            return seen[1]
         table = self.table(options)
         if table is None:
             return None
         key = (table.rules.name, level)
         if key not in self._players:
             self._players[key] = computer_player(level, table)
+        if len(self._by_options) >= MOST_OPTIONS:
+            self._by_options.clear()
+        self._by_options[(id(options), level)] = (options, self._players[key])
         return self._players[key]
 
     def prepare(self, options: game.RuleOptions) -> asyncio.Future[Table]:
@@ -169,8 +187,21 @@ def next_move(
     that people see the choice before the roll."""
     if state.phase is game.Phase.AWAITING_ROLL:
         return game.Roll(player, ())  # no decision: no luck drawn (a hash a move saved)
+    return command_for(decide_move(computer, state, player, seed), state, player, show_holds)
+
+
+def decide_move(computer: ComputerPlayer, state: game.GameState, player: str, seed: str) -> Action:
+    """The computer's decision after a roll (phase rolled): a pure function of the card, the
+    dice, the rolls left and :func:`luck`."""
     card = game.scorecard(state, player)
-    action = choose(computer, card, state.dice, game.rolls_left(state), luck(seed, state, player))
+    return choose(computer, card, state.dice, game.rolls_left(state), luck(seed, state, player))
+
+
+def command_for(
+    action: Action, state: game.GameState, player: str, show_holds: bool
+) -> game.Command:
+    """The command that carries out ``action`` from ``state``; with ``show_holds`` a re-roll
+    takes up to three commands, one at a time: release, hold, then roll."""
     if isinstance(action, Reroll):
         if show_holds and state.held - action.hold:
             return game.Release(player, frozenset(state.held - action.hold))
@@ -180,6 +211,57 @@ def next_move(
     if isinstance(action, ScoreBox):
         return game.Score(player, action.box)
     return game.TakeBonus(player)
+
+
+DecisionPoint = tuple[str, str, str, tuple[int, ...], int, tuple[int | None, ...], int]
+"""What a decision depends on: player, level, seed, dice, rolls used, card and bonus checks."""
+
+
+class Decisions:
+    """The decision each room's computer is carrying out, so that the steps of one re-roll
+    (release, hold, then roll: :func:`command_for`) decide once, not once a step.
+
+    A decision is a pure function of its point (:func:`decide_move`), so a remembered one is the
+    one a new evaluation would make: a retried step or a lost entry changes nothing. At most
+    ``most`` rooms are remembered (a room whose game ended mid-decision is dropped first).
+    """
+
+    def __init__(self, most: int = 100_000) -> None:
+        self.most = most
+        self._carrying_out: dict[str, tuple[DecisionPoint, Action]] = {}
+
+    def pending(self, room_id: str) -> bool:
+        """Whether the room's computer is in the middle of carrying out a decision."""
+        return room_id in self._carrying_out
+
+    def next_move(
+        self,
+        room_id: str,
+        computer: ComputerPlayer,
+        state: game.GameState,
+        player: str,
+        seed: str,
+        show_holds: bool,
+    ) -> game.Command:
+        """:func:`next_move`, deciding only at a new decision point of the room."""
+        if state.phase is game.Phase.AWAITING_ROLL:
+            return game.Roll(player, ())
+        card = game.scorecard(state, player)
+        point = (
+            player, computer.level, seed, state.dice, state.rolls_used, card.scores,
+            card.yahtzee_bonuses,
+        )  # fmt: skip
+        last = self._carrying_out.pop(room_id, None)
+        if last is not None and last[0] == point:
+            action = last[1]
+        else:
+            action = decide_move(computer, state, player, seed)
+        command = command_for(action, state, player, show_holds)
+        if isinstance(command, game.Hold | game.Release):  # the roll (or a hold) follows
+            if len(self._carrying_out) >= self.most:
+                del self._carrying_out[next(iter(self._carrying_out))]
+            self._carrying_out[room_id] = (point, action)
+        return command
 
 
 def pick_name(state: game.GameState, wanted: str | None) -> str:

@@ -11,9 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from server.game import RuleSet, Scorecard, boxes_for
+from server.game.boxes import UPPER_BOX_COUNT, is_upper
 from server.solver import (
     ALL_RULES,
     Level,
+    Position,
     SolverRules,
     Table,
     box_options,
@@ -146,3 +149,34 @@ def test_parallel_build_equals_the_serial_one() -> None:
         assert one is not None
         assert other is not None
         assert np.array_equal(one, other, equal_nan=True)
+
+
+def _position_by_totals(rules: Rules, card: Scorecard) -> tuple[int, int, int]:
+    """position_of as first written: the card's own totals and filled boxes."""
+    mask = sum(1 << i for i, points in enumerate(card.scores) if points is not None)
+    if rules.tracks_yahtzee_50 and card.scores[rules.yahtzee_box] == 50:
+        mask |= 1 << rules.box_count
+    totals = card.totals()
+    upper = sum(p for b, p in card.filled().items() if is_upper(b))
+    return mask, min(upper, 63), totals.grand - totals.upper_bonus
+
+
+def test_the_upper_boxes_are_the_first_of_every_card() -> None:
+    for rule_set in RuleSet:
+        uppers = [is_upper(b) for b in boxes_for(rule_set)]
+        assert uppers == [True] * UPPER_BOX_COUNT + [False] * (len(uppers) - UPPER_BOX_COUNT)
+
+
+@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r.name)
+def test_the_position_of_a_card_is_its_mask_upper_total_and_banked_points(rules: Rules) -> None:
+    rng = random.Random(rules.name)
+    boxes = boxes_for(rules.rules)
+    for _ in range(400):
+        scores = [
+            None if rng.random() < 0.4 else rng.choice((0, 1, 3, 12, 25, 30, 50)) for _ in boxes
+        ]
+        bonuses = rng.choice((0, 0, 1, 3)) if rules.rules is RuleSet.YAHTZEE else 0
+        card = Scorecard(rules.rules, tuple(scores), bonuses)
+        at = position_of(rules, card)
+        assert (at.group, at.upper, at.banked) == _position_by_totals(rules, card)
+        assert at == Position(*_position_by_totals(rules, card))
