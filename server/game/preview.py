@@ -103,9 +103,15 @@ def _upper_first_limit(options: RuleOptions, open_boxes: tuple[Box, ...]) -> set
 def box_previews(options: RuleOptions, card: Scorecard, dice: Dice) -> tuple[BoxPreview, ...]:
     """Every open box of ``card`` in card order, with ``allowed`` and ``points`` for ``dice``."""
     scores = box_scores(options.rules, dice)  # checks the dice
+    return _previews(options, card, dice, scores, joker_in_force(options, card, dice))
+
+
+def _previews(
+    options: RuleOptions, card: Scorecard, dice: Dice, scores: Mapping[Box, int], joker: bool
+) -> tuple[BoxPreview, ...]:
     open_boxes = card.open_boxes()
     limit = _upper_first_limit(options, open_boxes)
-    if not joker_in_force(options, card, dice):
+    if not joker:
         allowed = set(open_boxes) if limit is None else limit
         return tuple(
             BoxPreview(b, True, scores[b]) if b in allowed else BoxPreview(b, False, 0)
@@ -191,10 +197,12 @@ class RollView:
 def roll_view(state: GameState) -> RollView:
     """The preview, the +100 and the Joker after a roll (the phase errors a Score would)."""
     options, card, dice = state.options, _scoring_card(state), state.dice
+    scores = box_scores(options.rules, dice)  # checks the dice
+    joker = joker_in_force(options, card, dice)  # (once, for all three: a roll's every event)
     return RollView(
-        box_previews(options, card, dice),
-        yahtzee_bonus_due(options, card, dice),
-        joker_in_force(options, card, dice),
+        _previews(options, card, dice, scores, joker),
+        joker and card.get(Box.YAHTZEE) == YAHTZEE_POINTS,
+        joker,
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_
 from typing import NamedTuple
 
 from .boxes import UPPER_BOX_COUNT, Box, boxes_for
@@ -69,7 +71,8 @@ class Scorecard:
 
     def open_boxes(self) -> tuple[Box, ...]:
         """The open boxes, in card order."""
-        return tuple(b for b, s in zip(self.boxes, self.scores, strict=True) if s is None)
+        # every roll's preview asks: chosen in C
+        return tuple(compress(self.boxes, map(is_, self.scores, repeat(None))))
 
     def filled(self) -> dict[Box, int]:
         """The filled boxes and their points, in card order."""
