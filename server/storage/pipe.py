@@ -17,13 +17,17 @@ way), a broken connection fails its calls with ``ConnectionError``, and a call t
 is tried once more on a new connection (the script's compare-and-set and result cache make a
 repeat harmless). ``NOSCRIPT`` (a restarted or flushed Redis) loads the script, once for all
 the calls that got it, and calls again.
+
+The replies are read by a protocol of the pipe's own on the connection's transport
+(:class:`_Replies`): parsed by hiredis where the bytes arrive and handed to the waiting calls
+there, with no reader task between. A reader task made each batch of replies cost one more turn
+of the event loop, a task step and redis-py's read path, at every command.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import math
 from typing import Any, Final
 
 import hiredis
@@ -77,7 +81,7 @@ class ScriptPipe:
         kwargs = client.connection_pool.connection_kwargs
         self.timeout: float | None = kwargs.get("socket_timeout")
         self._conn: Any = None
-        self._reader: asyncio.Task[None] | None = None
+        self._replies: _Replies | None = None
         self._connecting = asyncio.Lock()
         #: calls written and not answered yet, oldest first: (future, when it was written)
         self._waiting: collections.deque[tuple[asyncio.Future[Any], float]] = collections.deque()
@@ -123,7 +127,7 @@ class ScriptPipe:
 
     async def _call(self, command: bytes) -> Any:
         conn = self._conn
-        if conn is None or not conn.is_connected or self._reader is None:
+        if conn is None or not conn.is_connected or self._replies is None:
             conn = await self._connect()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
@@ -150,7 +154,7 @@ class ScriptPipe:
     async def _connect(self) -> Any:
         async with self._connecting:
             conn = self._conn
-            if conn is not None and conn.is_connected and self._reader is not None:
+            if conn is not None and conn.is_connected and self._replies is not None:
                 return conn
             if conn is None:
                 conn = self._conn = await self.client.connection_pool.get_connection()
@@ -161,32 +165,21 @@ class ScriptPipe:
                     await conn.connect()
             except TimeoutError as exc:
                 raise rex.TimeoutError("Timeout connecting to Redis") from exc
-            self._reader = asyncio.get_running_loop().create_task(self._read(conn))
+            self._replies = _Replies.take_over(conn, self)
             return conn
 
-    async def _read(self, conn: Any) -> None:
-        """Hand each reply to the oldest waiting call, until the connection fails."""
-        try:
-            while True:
-                try:  # no timeout of its own: the watchdog times the calls
-                    reply: Any = await conn.read_response(timeout=math.inf)
-                except rex.ResponseError as exc:
-                    reply = exc
-                if not self._waiting:  # a reply nobody waits for: out of step, start again
-                    raise rex.ConnectionError("unexpected reply from Redis")
-                future, _ = self._waiting.popleft()
-                if future.done():
-                    continue
-                if isinstance(reply, Exception):
-                    future.set_exception(reply)
-                else:
-                    future.set_result(reply)
-        except (rex.RedisError, OSError, asyncio.CancelledError) as exc:
-            if self._reader is asyncio.current_task():  # not failed by the watchdog already
-                error = exc if isinstance(exc, rex.ConnectionError | rex.TimeoutError) else None
-                self._fail(error or rex.ConnectionError(f"Redis connection lost: {exc!r}"))
-            if isinstance(exc, asyncio.CancelledError):
-                raise
+    def _reply(self, reply: Any) -> None:
+        """Hand one reply to the oldest waiting call."""
+        if not self._waiting:  # a reply nobody waits for: out of step, start again
+            self._fail(rex.ConnectionError("unexpected reply from Redis"))
+            return
+        future, _ = self._waiting.popleft()
+        if future.done():
+            return
+        if isinstance(reply, Exception):
+            future.set_exception(reply)
+        else:
+            future.set_result(reply)
 
     def _check_timeout(self) -> None:
         """The oldest call waited ``timeout``: fail them all (one timer, not one per call)."""
@@ -212,6 +205,85 @@ class ScriptPipe:
             if not future.done():
                 future.set_exception(error)
                 future.exception()  # retrieved: a caller that is gone logs nothing
-        reader, self._reader = self._reader, None
-        if reader is not None and reader is not asyncio.current_task():
-            reader.cancel()
+        replies, self._replies = self._replies, None
+        if replies is not None:  # its connection's later bytes are nobody's
+            replies.detach()
+
+
+_INCOMPLETE: Final = object()
+"""What the hiredis reader gives while a reply is not complete yet."""
+
+
+class _Replies(asyncio.Protocol):
+    """The pipe's connection's replies, parsed where they arrive and handed to the pipe.
+
+    It takes the connection's transport over from redis-py's stream protocol, which it keeps
+    informed of the transport's flow control and of its end, so that redis-py can still close
+    the connection (and wait for that) as it closes any other.
+    """
+
+    def __init__(self, pipe: ScriptPipe, parser: Any, stream: asyncio.BaseProtocol) -> None:
+        self._pipe: ScriptPipe | None = pipe
+        self._parser = parser
+        self._stream = stream
+
+    @classmethod
+    def take_over(cls, conn: Any, pipe: ScriptPipe) -> _Replies:
+        """Read ``conn``'s replies for ``pipe`` from now on (``conn`` just connected)."""
+        encoding: dict[str, str] = {}
+        if conn.encoder.decode_responses:  # as redis-py's own hiredis parser would decode
+            encoding = {"encoding": conn.encoder.encoding, "errors": conn.encoder.encoding_errors}
+        parser = hiredis.Reader(
+            protocolError=rex.InvalidResponse,
+            replyError=conn._parser.parse_error,  # NOSCRIPT -> NoScriptError, and so on
+            notEnoughData=_INCOMPLETE,
+            **encoding,
+        )
+        transport = conn._writer.transport
+        replies = cls(pipe, parser, transport.get_protocol())
+        transport.set_protocol(replies)
+        buffered = conn._reader._buffer  # (bytes the stream had already read: none expected)
+        if buffered:
+            data = bytes(buffered)
+            buffered.clear()
+            replies.data_received(data)
+        return replies
+
+    def detach(self) -> None:
+        """The pipe has given this connection up: its bytes from now on are ignored."""
+        self._pipe = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._pipe is None:
+            return
+        parser = self._parser
+        parser.feed(data)
+        try:
+            reply = parser.gets()
+            while reply is not _INCOMPLETE:
+                pipe = self._pipe
+                if pipe is None:  # failed by the reply before (out of step)
+                    return
+                pipe._reply(reply)
+                reply = parser.gets()
+        except (rex.RedisError, hiredis.ProtocolError) as exc:  # bytes that are not RESP
+            self._lose(rex.ConnectionError(f"Redis sent an invalid reply: {exc!r}"))
+
+    def eof_received(self) -> bool | None:
+        self._lose(rex.ConnectionError("Redis closed the connection"))
+        return self._stream.eof_received()  # type: ignore[attr-defined, no-any-return]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lose(rex.ConnectionError(f"Redis connection lost: {exc!r}"))
+        self._stream.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._stream.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._stream.resume_writing()
+
+    def _lose(self, error: Exception) -> None:
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            pipe._fail(error)

@@ -137,3 +137,48 @@ async def test_a_herd_of_calls_without_the_script_loads_it_once(
     replies = await asyncio.gather(*(pipe([redis_prefix], [i]) for i in range(200)))
     assert replies == [[redis_prefix.encode(), str(i).encode()] for i in range(200)]
     assert counting.loads == 1
+
+
+async def test_replies_are_read_without_a_task_and_the_client_still_closes(
+    redis_url: str, redis_prefix: str
+) -> None:
+    client = aioredis.from_url(redis_url)
+    pipe = ScriptPipe(client, client.register_script(ECHO))
+    before = asyncio.all_tasks()
+    replies = await asyncio.gather(*(pipe([redis_prefix], [i]) for i in range(20)))
+    assert replies == [[redis_prefix.encode(), str(i).encode()] for i in range(20)]
+    assert asyncio.all_tasks() - before == set()  # no reader task: the transport hands them
+    # the pipe's connection is closed with the client's, and the close is waited for
+    await asyncio.wait_for(client.aclose(), timeout=10)
+    assert not pipe._conn.is_connected
+
+
+async def test_a_decoding_client_gets_decoded_replies_and_typed_errors(
+    redis_url: str, redis_prefix: str
+) -> None:
+    client = aioredis.from_url(redis_url, decode_responses=True)
+    try:
+        pipe = ScriptPipe(client, client.register_script("return redis.call(ARGV[1], KEYS[1])"))
+        assert await pipe([redis_prefix], ["EXISTS"]) == 0
+        assert await pipe([redis_prefix], ["TYPE"]) == "none"  # a status reply, decoded
+        with pytest.raises(rex.ResponseError, match=r"(?i)unknown"):
+            await pipe([redis_prefix], ["NOSUCHCOMMAND"])
+        await client.script_flush()
+        assert await pipe([redis_prefix], ["EXISTS"]) == 0  # NOSCRIPT is known as such
+    finally:
+        await client.aclose()
+
+
+async def test_bytes_that_are_not_resp_fail_the_waiting_calls_and_the_pipe_recovers(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    await pipe([redis_prefix], [1])
+    replies = pipe._replies
+    assert replies is not None
+    waiting = asyncio.get_running_loop().create_future()
+    pipe._waiting.append((waiting, 0.0))
+    replies.data_received(b"?not resp\r\n")
+    with pytest.raises(rex.ConnectionError, match="invalid reply"):
+        await waiting
+    assert await pipe([redis_prefix], [2]) == [redis_prefix.encode(), b"2"]
