@@ -342,15 +342,20 @@ def forget(record: RoomRecord, player: str) -> RoomRecord:
     )
 
 
-def after_game(record: RoomRecord, state: game.GameState, turn_began: bool, now: int) -> RoomRecord:
-    """The record holding ``state``; the turn timer restarts when a turn began."""
+def after_game(
+    record: RoomRecord, state: game.GameState, turn_began: bool, now: int, draws: int | None = None
+) -> RoomRecord:
+    """The record holding ``state`` (and ``draws`` dice drawn, when given); the turn timer
+    restarts when a turn began."""
     turn_seconds = record.meta.turn_seconds
     deadline = record.deadline_ms
     if state.phase not in TURN_PHASES or not turn_seconds:
         deadline = None
     elif turn_began:
         deadline = now + turn_seconds * 1000
-    return record.replace(game=state, deadline_ms=deadline)
+    if draws is None:
+        return record.replace(game=state, deadline_ms=deadline)
+    return record.replace(game=state, deadline_ms=deadline, draws=draws)
 
 
 def away_deadline(record: RoomRecord, player: str, grace_seconds: float) -> int | None:

@@ -101,8 +101,7 @@ def apply_commands(
             assert state.host is not None
             commands.append(game.Start(state.host))
     state, events = computers_leave_alone(state, events)
-    record = record.replace(draws=draw.count)
-    return room.after_game(record, state, turn_began, now), events
+    return room.after_game(record, state, turn_began, now, draws=draw.count), events
 
 
 def new_room_record(

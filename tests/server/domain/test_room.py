@@ -74,6 +74,9 @@ def test_turn_timer_restarts_only_when_a_turn_begins() -> None:
     untimed = started(lobby("a", "b"), now=10_000)
     assert untimed.deadline_ms is None
     assert deadlines.wake_at(untimed) is None
+    counted = room.after_game(record, record.game, False, now=20_000, draws=7)
+    assert (counted.draws, counted.deadline_ms, counted.game) == (7, 40_000, record.game)
+    assert again.draws == record.draws  # not given: left as it was
 
 
 def test_an_absent_player_on_turn_is_due_after_the_grace() -> None:
