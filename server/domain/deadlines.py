@@ -65,11 +65,14 @@ def ghost_at(record: RoomRecord, grace_seconds: float) -> int | None:
 
 def computer_on_turn(state: game.GameState) -> tuple[str, str] | None:
     """The computer player on turn and its level, or ``None``."""
-    current = game.current_player(state)
-    seat = state.player(current) if current is not None else None
-    if seat is None or seat.computer is None:
+    # asked a few times at every commit and computer's move: the seat found in one pass
+    if state.phase not in TURN_PHASES:
         return None
-    return seat.player_id, seat.computer
+    current = state.order[state.turn]
+    for seat in state.players:
+        if seat.player_id == current:
+            return None if seat.computer is None else (current, seat.computer)
+    return None
 
 
 def computer_at(record: RoomRecord, now: int) -> int | None:
