@@ -80,9 +80,10 @@ class Hints:
         if after.computer_ms is not None and self.wake is not None:
             self.wake(room_id, after.computer_ms)
         try:
-            wake = deadlines.wake_at(after)
-            if wake != deadlines.wake_at(before) and not self.store.commits_deadlines:
-                await self.store.set_deadline(room_id, wake)  # (a Cluster: another slot)
+            if not self.store.commits_deadlines:  # (a Cluster: the schedule is in another slot)
+                wake = deadlines.wake_at(after)
+                if wake != deadlines.wake_at(before):
+                    await self.store.set_deadline(room_id, wake)
             if created or any(isinstance(e, SUMMARY_EVENTS) for e in events):
                 grace = self.settings.absent_turn_seconds
                 summary = json.dumps(roomlist.summary(room_id, after, grace)).encode()
