@@ -165,6 +165,8 @@ class ScriptPipe:
                     await conn.connect()
             except TimeoutError as exc:
                 raise rex.TimeoutError("Timeout connecting to Redis") from exc
+            if self._replies is not None:  # (the connection was closed under it)
+                self._replies.detach()
             self._replies = _Replies.take_over(conn, self)
             return conn
 
@@ -285,5 +287,5 @@ class _Replies(asyncio.Protocol):
 
     def _lose(self, error: Exception) -> None:
         pipe, self._pipe = self._pipe, None
-        if pipe is not None:
+        if pipe is not None and pipe._replies is self:  # (an end told late is not the new one's)
             pipe._fail(error)

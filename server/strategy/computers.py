@@ -226,7 +226,7 @@ class Decisions:
     ``most`` rooms are remembered (a room whose game ended mid-decision is dropped first).
     """
 
-    def __init__(self, most: int = 100_000) -> None:
+    def __init__(self, most: int = 10_000) -> None:
         self.most = most
         self._carrying_out: dict[str, tuple[DecisionPoint, Action]] = {}
 

@@ -182,3 +182,19 @@ async def test_bytes_that_are_not_resp_fail_the_waiting_calls_and_the_pipe_recov
     with pytest.raises(rex.ConnectionError, match="invalid reply"):
         await waiting
     assert await pipe([redis_prefix], [2]) == [redis_prefix.encode(), b"2"]
+
+
+async def test_the_end_of_a_replaced_connection_told_late_fails_nothing(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    pipe = ScriptPipe(redis_client, redis_client.register_script(ECHO))
+    await pipe([redis_prefix], [1])
+    conn = pipe._conn
+    old_writer = conn._writer
+    # redis-py forgets the connection before its transport has said it ended
+    conn._reader = conn._writer = None
+    assert await pipe([redis_prefix], [2]) == [redis_prefix.encode(), b"2"]  # connects anew
+    current = pipe._replies
+    old_writer.close()  # the old connection's end comes now, while the next call waits
+    assert await pipe([redis_prefix], [3]) == [redis_prefix.encode(), b"3"]
+    assert pipe._replies is current  # its calls were not failed (and retried on a new one)
