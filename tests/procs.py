@@ -6,7 +6,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+
+from server.ops import child_server
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
 
@@ -48,10 +49,8 @@ async def until(
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A free loopback port (the embedded servers' own choice of one)."""
+    return child_server.free_port("127.0.0.1")
 
 
 @dataclass

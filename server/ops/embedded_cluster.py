@@ -20,34 +20,20 @@ import contextlib
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 import redis
 
-from server.ops.embedded_redis import (
-    _PORT_ATTEMPTS,
-    EmbeddedRedisError,
-    _die_with_parent,
-    _free_port,
-    _ping,
-    find_server_binary,
-)
+from server.ops.child_server import PORT_ATTEMPTS, Started, end_with_parent, free_port
+from server.ops.embedded_redis import EmbeddedRedisError, answers_ping, find_server_binary
 
 __all__ = ["ClusterNodeProcess", "EmbeddedCluster"]
 
 SLOTS = 16384
-
-
-def _on_main_linux() -> bool:
-    # PR_SET_PDEATHSIG is bound to the thread that forks (see server.ops.embedded_redis)
-    return sys.platform == "linux" and threading.current_thread() is threading.main_thread()
 
 
 @dataclass
@@ -79,7 +65,7 @@ class ClusterNodeProcess:
 
 
 @dataclass
-class EmbeddedCluster:
+class EmbeddedCluster(Started):
     """``masters`` masters, each with ``replicas`` replicas. Use as a context manager or call
     :meth:`start` / :meth:`stop`; :attr:`url` is a ``redis://`` URL of the first master."""
 
@@ -160,7 +146,7 @@ class EmbeddedCluster:
                 stderr=subprocess.STDOUT,
                 cwd=self._tmpdir,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if _on_main_linux() else None,
+                preexec_fn=end_with_parent(signal.SIGTERM),
             )  # fmt: skip
         return ClusterNodeProcess(port, bus, process, log_path, replica_of=replica_of)
 
@@ -168,11 +154,11 @@ class EmbeddedCluster:
         """Whether every node answers; a node that exited at start (its ports were taken by
         another process meanwhile) is started again on other ports, a few times at most."""
         for index, node in enumerate(self.nodes):
-            if node.process.poll() is not None and node.restarts < _PORT_ATTEMPTS:
+            if node.process.poll() is not None and node.restarts < PORT_ATTEMPTS:
                 fresh = self._spawn(binary, node.replica_of)
                 fresh.restarts = node.restarts + 1
                 self.nodes[index] = fresh
-        return all(_ping("127.0.0.1", n.port, 0.5) for n in self.nodes)
+        return all(answers_ping("127.0.0.1", n.port, 0.5) for n in self.nodes)
 
     def _assign(self) -> None:
         masters = self.master_nodes
@@ -298,22 +284,10 @@ class EmbeddedCluster:
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
 
-    def __enter__(self) -> EmbeddedCluster:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
 
 def _unused_port(taken: set[int]) -> int:
     """A free loopback port that is not in ``taken``."""
     while True:
-        port = _free_port("127.0.0.1")
+        port = free_port("127.0.0.1")
         if port not in taken:
             return port

