@@ -17,7 +17,7 @@ from clients_live import LiveServer
 from procs import ROOT
 
 from clients.bench import cli as bench_cli
-from clients.bench.ccu import ccu_summary, rooms_summary
+from clients.bench.ccu import ccu_summary, generator_may_be_the_limit, rooms_summary
 from clients.bench.crowd import CCU_MIX, CrowdSink, mix_for
 from clients.bench.pacing import LoopClock, closed_loop, open_loop
 from clients.bench.plot import PlotUnavailableError, plot
@@ -410,6 +410,12 @@ STEP_FIGURES = {"rooms", "users", "people", "spectators", "computers", "lobby_st
                 "computer_lateness_ms", "server_cores", "valkey_cores", "generator_cores",
                 "server_rss_bytes", "valkey_rss_bytes", "errors", "violations", "held",
                 "generator_loop_lag_ms", "machine_busy_cores", "others_cores"}  # fmt: skip
+
+
+def test_a_busy_or_late_generator_is_named_as_a_possible_limit() -> None:
+    assert not generator_may_be_the_limit(0.46, 6.2)  # 9,002 users: the server's figures
+    assert generator_may_be_the_limit(0.57, 38.8)  # 10,000: its loop lagged, not its CPU
+    assert generator_may_be_the_limit(0.83, 4.0)  # a process near a whole core
 
 
 def test_the_room_mix_holds_the_users_asked_for_with_every_kind_of_room() -> None:
