@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from clients.bench.ccu import CrowdOptions
 from clients.bench.crowd import ThinkTime
+from clients.bench.pacing import run_generator
 from clients.bench.plot import PlotUnavailableError, plot
 from clients.bench.runner import Options, run
 from protocol import Encoding, Level
@@ -168,7 +168,7 @@ def execute(args: argparse.Namespace) -> int:
             raise SystemExit(
                 "yahtzee bench: --plot needs matplotlib: pip install 'yahtzee-service[plot]'"
             ) from None
-    report = asyncio.run(run(opts))
+    report = run_generator(run(opts))
     data = report.to_dict()
     print(json.dumps(data, indent=2) if args.json else report.format_table())
     if args.plot is not None and report.open_loop:

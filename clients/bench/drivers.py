@@ -26,6 +26,7 @@ from typing import Any
 
 from clients.bench.crowd import MixShape
 from clients.bench.crowdrun import Crowd, CrowdOptions, Window, client_window, settle_collector
+from clients.bench.pacing import run_generator
 
 __all__ = ["RemoteDriver", "main"]
 
@@ -137,7 +138,7 @@ def main() -> None:
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     logging.getLogger("yahtzee.client").setLevel(logging.ERROR)
-    asyncio.run(_serve())
+    run_generator(_serve())
 
 
 if __name__ == "__main__":

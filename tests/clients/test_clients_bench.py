@@ -6,6 +6,7 @@ speed: the figures are for the printout."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from procs import ROOT
 from clients.bench import cli as bench_cli
 from clients.bench.ccu import ccu_summary, generator_may_be_the_limit, rooms_summary
 from clients.bench.crowd import CCU_MIX, CrowdSink, mix_for
-from clients.bench.pacing import LoopClock, closed_loop, open_loop
+from clients.bench.pacing import LoopClock, closed_loop, open_loop, run_generator
 from clients.bench.plot import PlotUnavailableError, plot
 from clients.bench.report import BenchReport, Figures, ratios
 from clients.bench.streams import LatencyHistogram, RoomStreams
@@ -410,6 +411,13 @@ STEP_FIGURES = {"rooms", "users", "people", "spectators", "computers", "lobby_st
                 "computer_lateness_ms", "server_cores", "valkey_cores", "generator_cores",
                 "server_rss_bytes", "valkey_rss_bytes", "errors", "violations", "held",
                 "generator_loop_lag_ms", "machine_busy_cores", "others_cores"}  # fmt: skip
+
+
+def test_the_generator_runs_on_uvloop_where_it_is_installed() -> None:
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    assert run_generator(loop_module()).startswith("uvloop")
 
 
 def test_a_busy_or_late_generator_is_named_as_a_possible_limit() -> None:
