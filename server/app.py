@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import importlib.util
 import logging
 import signal
@@ -38,7 +37,12 @@ from protocol.transport import (
 )
 from server.domain.matching import Policy
 from server.fanout.feed import ClusterNodes, Feed, SingleNode
-from server.ops.collector import tune_collector
+from server.ops.collector import (
+    CollectorState,
+    PacedCollector,
+    restore_collector,
+    tune_collector,
+)
 from server.ops.embedded_redis import EmbeddedRedis, start_embedded
 from server.ops.metrics import Metrics
 from server.players import Players
@@ -301,6 +305,18 @@ def _runtime(
     return rt
 
 
+def _start_collector(rt: Runtime, tasks: list[asyncio.Task[None]]) -> CollectorState:
+    """The garbage collector as the settings say (:mod:`server.ops.collector`): paced by the
+    server (its loop added to ``tasks``), or Python's with a larger young threshold."""
+    young = rt.settings.gc_young_threshold
+    if young is not None:
+        return tune_collector(young)
+    paced = PacedCollector(growth=rt.settings.gc_growth, on_collect=rt.metrics.collection)
+    previous = paced.start()
+    tasks.append(background.collector_loop(rt, paced))
+    return previous
+
+
 def _preload_tables(rt: Runtime) -> None:
     """Start loading the strategy tables the settings name (in the background)."""
     names = rt.settings.preload_tables.split(",")
@@ -334,7 +350,7 @@ def create_app(
         tasks: list[asyncio.Task[None]] = []
         players: Players | None = None
         undo_signals: Callable[[], None] = lambda: None  # noqa: E731
-        collector_thresholds: tuple[int, int, int] | None = None
+        collector: CollectorState | None = None
         try:
             await rt.redis.ping()
             app.state.runtime = rt
@@ -347,15 +363,15 @@ def create_app(
                 archive_ratings.connect(players.ratings)
             if handle_signals:
                 undo_signals = _install_sigterm(rt)
-            collector_thresholds = tune_collector(settings.gc_young_threshold)
+            collector = _start_collector(rt, tasks)
             # uvicorn calls this when its shutdown begins (server.transport.guard): the lobby
             # streams end then, so uvicorn does not wait for them.
             with logs.installed(rt.metrics):
                 yield {ON_SHUTDOWN: lobby.close}
         finally:
             undo_signals()
-            if collector_thresholds is not None:  # in-process tests: the next app starts afresh
-                gc.set_threshold(*collector_thresholds)
+            if collector is not None:  # in-process tests: the next app starts afresh
+                restore_collector(collector)
             await lobby.stop()
             for task in tasks:
                 task.cancel()

@@ -122,10 +122,16 @@ class Settings:
     #: How often the process gives the C heap's free pages back to the system (glibc's
     #: ``malloc_trim``, :mod:`server.ops.memory`), in seconds; 0 = never.
     malloc_trim_seconds: float = field(default=60.0, metadata=_env("YAHTZEE_MALLOC_TRIM_SECONDS"))
-    #: Container objects (made, net of those freed) after which the garbage collector's young
-    #: generation is collected (:mod:`server.ops.collector`; Python's default is 700, which
-    #: promotes the work in flight and makes full collections of the whole heap frequent).
-    gc_young_threshold: int = field(default=50_000, metadata=_env("YAHTZEE_GC_YOUNG_THRESHOLD"))
+    #: The garbage collector (:mod:`server.ops.collector`): Python's automatic collection is
+    #: off while serving, and the server runs a full collection once the container objects
+    #: made (net of those freed) since the last one reach this fraction of those alive after
+    #: it (Python's own rule for its oldest generation).
+    gc_growth: float = field(default=0.25, metadata=_env("YAHTZEE_GC_GROWTH"))
+    #: Set: Python's automatic collection instead, its young generation collected after this
+    #: many container objects (how the server ran before; Python's default is 700).
+    gc_young_threshold: int | None = field(
+        default=None, metadata=_env("YAHTZEE_GC_YOUNG_THRESHOLD")
+    )
     #: Correspondence reminders (protocol 1.4): the URL the webhook POSTs ``your_turn`` and
     #: ``clock_running_out`` to; unset: no reminders are queued.
     webhook_url: str | None = field(default=None, metadata=_env("YAHTZEE_WEBHOOK_URL"))
@@ -231,7 +237,7 @@ class Settings:
             "webhook_backoff_cap_seconds",
             "webhook_max_attempts",
             "webhook_poll_seconds",
-            "gc_young_threshold",
+            "gc_growth",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -253,6 +259,8 @@ class Settings:
         delay = self.tournament_watch_delay_seconds
         if delay is not None and delay not in WATCH_DELAY_SECONDS:
             raise ValueError("setting tournament_watch_delay_seconds must be 60..86400")
+        if self.gc_young_threshold is not None and self.gc_young_threshold <= 0:
+            raise ValueError("setting gc_young_threshold must be positive")
         if self.min_replicas is not None and self.min_replicas < 0:
             raise ValueError("setting min_replicas must not be negative")
         if not 0 < self.replication_timeout_seconds < self.redis_timeout_seconds:

@@ -25,20 +25,18 @@ from clients.bench.pacing import LoopClock
 from clients.bench.streams import LatencyHistogram
 from protocol import Encoding, Level
 
-#: The generator's collector is tuned as the server's (``server/ops/collector.py``): with
-#: Python's thresholds its young collections promote the work in flight, and full collections
-#: of what thousands of connections hold then stall its loop for tens to hundreds of
-#: milliseconds, which the latencies it measures would include.
-GENERATOR_YOUNG_THRESHOLD = 50_000
-
 
 def settle_collector() -> None:
-    """What opening the rooms made lives to the end: frozen out of the collector's sight (full
-    collections in the measured window walk only what playing makes), and the young
-    generation let grow to :data:`GENERATOR_YOUNG_THRESHOLD` objects before it is collected."""
+    """What opening a step's rooms made lives to the end: collected, then frozen out of the
+    collector's sight, and automatic collection off until the next step settles it again, as
+    the server runs (``server/ops/collector.py``). A collection of the young generation walks
+    every object each connection made again since the last one (its read's future, its
+    parser's generator, ...): at 10,000 users that stalled the generator's loop for tens of
+    milliseconds every few seconds, and the latencies it measures would include them. The
+    generator's own garbage cycles are few, and it runs for minutes."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(GENERATOR_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    gc.disable()
 
 
 __all__ = ["Crowd", "CrowdOptions", "Window", "client_window"]

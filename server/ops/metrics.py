@@ -58,6 +58,18 @@ class Metrics:
             "Seconds spent giving the C heap's free pages back to the system (malloc_trim).",
             registry=self.registry,
         )
+        self.gc_seconds = Histogram(
+            "yahtzee_gc_collection_seconds",
+            "Full garbage collections the server ran (Python's automatic collection is off "
+            "while it serves), by how long they stopped the event loop.",
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+            registry=self.registry,
+        )
+        self.gc_collected = Counter(
+            "yahtzee_gc_collected_objects",
+            "Objects in garbage cycles those collections freed.",
+            registry=self.registry,
+        )
         self.timer_fired = Counter(
             "yahtzee_turn_timers_fired",
             "Turns played automatically by this process after their deadline.",
@@ -82,6 +94,11 @@ class Metrics:
             children = (self.commands.labels(kind, outcome), self.command_seconds.labels(kind))
             self._children[(kind, outcome)] = children
         return children
+
+    def collection(self, seconds: float, collected: int) -> None:
+        """Count one full garbage collection (:class:`server.ops.collector.PacedCollector`)."""
+        self.gc_seconds.observe(seconds)
+        self.gc_collected.inc(collected)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -11,11 +11,12 @@ import redis.exceptions
 
 from protocol.transport import CloseCode
 from server.fanout.feed import raise_if_cancelling
+from server.ops.collector import CHECK_SECONDS, PacedCollector
 from server.ops.memory import release_free_memory, trim_available
 from server.service.outcomes import UnavailableError
 from server.transport.runtime import Runtime
 
-__all__ = ["start_loops"]
+__all__ = ["collector_loop", "start_loops"]
 
 log = logging.getLogger("yahtzee.background")
 
@@ -101,6 +102,16 @@ def _heap_trim_loop(rt: Runtime) -> list[asyncio.Task[None]]:
         rt.metrics.heap_trim_seconds.inc(release_free_memory())
 
     return [asyncio.create_task(_every(rt, "heap-trim", seconds, trim), name="heap-trim")]
+
+
+def collector_loop(rt: Runtime, collector: PacedCollector) -> asyncio.Task[None]:
+    """Ask the garbage collector every second whether a full collection is due
+    (:mod:`server.ops.collector`): a count read, nothing more, until one is."""
+
+    async def tick() -> None:
+        collector.tick()
+
+    return asyncio.create_task(_every(rt, "collector", CHECK_SECONDS, tick), name="collector")
 
 
 def _webhook_loop(rt: Runtime) -> list[asyncio.Task[None]]:

@@ -1,5 +1,5 @@
-"""The garbage collector's tuning (``server.ops.collector``), each case in a process of its own:
-the collector's thresholds and frozen objects belong to the whole process."""
+"""The garbage collector (``server.ops.collector``), each case that changes it in a process of
+its own: the collector's settings and frozen objects belong to the whole process."""
 
 from __future__ import annotations
 
@@ -7,24 +7,37 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from procs import ROOT
 
-_IN_FLIGHT = textwrap.dedent(
-    """
-    import collections, gc, sys
-    from server.ops.collector import tune_collector
+from server.ops.collector import PacedCollector
+from server.ops.metrics import Metrics
 
-    if sys.argv[1] == "python":
+_COUNT_COLLECTIONS = """
+import collections, gc, sys
+from server.ops.collector import PacedCollector, tune_collector
+
+collections_by_generation = [0, 0, 0]
+def count(phase, info):
+    if phase == "stop":
+        collections_by_generation[info["generation"]] += 1
+"""
+
+_IN_FLIGHT = _COUNT_COLLECTIONS + textwrap.dedent(
+    """
+    mode = sys.argv[1]
+    paced = PacedCollector()
+    if mode == "python":
         gc.collect()
         gc.freeze()
+    elif mode == "paced":
+        paced.start()
     else:
-        tune_collector(int(sys.argv[1]))
+        tune_collector(int(mode))
     # what a server holds: its connections' state, long-lived
-    held = [{"seat": i, "dice": [1, 2, 3]} for i in range(50_000)]
-    full = []
-    gc.callbacks.append(
-        lambda phase, info: phase == "stop" and info["generation"] == 2 and full.append(1)
-    )
+    held = [{"seat": i, "dice": [1, 2, 3]} for i in range(20_000)]
+    paced.collect()  # (the paced server's first collection, once it holds them)
+    gc.callbacks.append(count)
     # commands: each makes 3,000 objects (more than the young threshold of any supported
     # Python: 700, 2,000 on 3.13) that live while the next few commands run
     in_flight = collections.deque()
@@ -32,35 +45,42 @@ _IN_FLIGHT = textwrap.dedent(
         in_flight.append([[command] for _ in range(3_000)])
         if len(in_flight) > 4:
             in_flight.popleft()
-    print(len(full))
+        if mode == "paced":
+            paced.tick()  # as the server's loop does
+    print(*collections_by_generation)
     """
 )
 
-_CYCLES = textwrap.dedent(
+_CYCLES = _COUNT_COLLECTIONS + textwrap.dedent(
     """
-    import gc
-    from server.ops.collector import tune_collector
-
-    tune_collector(1_000)
-    collected = []
-    gc.callbacks.append(lambda phase, info: phase == "stop" and collected.append(info["collected"]))
-    for _ in range(3_000):  # garbage only the collector can free
-        cycle = []
-        cycle.append(cycle)
-    del cycle
-    print(sum(collected))
+    paced = PacedCollector(floor=1_000)
+    paced.start()
+    gc.callbacks.append(count)
+    def make_cycles(n):
+        for _ in range(n):  # garbage only the collector can free
+            cycle = []
+            cycle.append(cycle)
+    make_cycles(500)
+    below = paced.tick()
+    make_cycles(2_500)
+    print(below, sum(collections_by_generation), paced.collect() >= 3_000)
     """
 )
 
-_SETTINGS = textwrap.dedent(
+_START_AND_RESTORE = textwrap.dedent(
     """
     import gc
-    from server.ops.collector import tune_collector
+    from server.ops.collector import PacedCollector, restore_collector, tune_collector
 
-    pythons = gc.get_threshold()
+    pythons = (gc.isenabled(), gc.get_threshold())
+    previous = PacedCollector().start()
+    print(not gc.isenabled(), gc.get_freeze_count() > 1_000, gc.get_count()[0] < 700)
+    restore_collector(previous)
+    print((gc.isenabled(), gc.get_threshold()) == pythons)
     previous = tune_collector(20_000)
-    print(previous == pythons, gc.get_threshold() == (20_000, *pythons[1:]),
-          gc.get_freeze_count() > 1_000)
+    print(gc.isenabled(), gc.get_threshold() == (20_000, *pythons[1][1:]))
+    restore_collector(previous)
+    print((gc.isenabled(), gc.get_threshold()) == pythons)
     """
 )
 
@@ -77,16 +97,62 @@ def _run(script: str, *args: str) -> str:
     return done.stdout.strip()
 
 
-def test_work_in_flight_no_longer_makes_full_collections() -> None:
+def _collections(mode: str) -> list[int]:
+    return [int(n) for n in _run(_IN_FLIGHT, mode).split()]
+
+
+def test_pythons_collector_walks_the_heap_for_work_in_flight() -> None:
     # with Python's thresholds the objects alive at each young collection are promoted and
-    # counted as long-lived, so full collections of the whole heap follow; tuned, none
-    assert int(_run(_IN_FLIGHT, "python")) >= 3
-    assert int(_run(_IN_FLIGHT, "50000")) == 0
+    # counted as long-lived, so full collections of the whole heap follow
+    young, middle, full = _collections("python")
+    assert young > 100
+    assert middle > 10
+    assert full >= 1
 
 
-def test_cycles_are_still_collected_without_being_asked() -> None:
-    assert int(_run(_CYCLES)) >= 2_000
+def test_a_larger_young_threshold_makes_no_full_collection() -> None:
+    assert _collections("50000")[2] == 0
 
 
-def test_start_up_is_frozen_and_the_young_threshold_set() -> None:
-    assert _run(_SETTINGS) == "True True True"
+def test_the_paced_collector_does_not_collect_for_work_in_flight() -> None:
+    # the work in flight is freed by reference counting: nothing to collect, and no collection
+    assert _collections("paced") == [0, 0, 0]
+
+
+def test_the_paced_collector_collects_cycles_once_they_reach_its_allowance() -> None:
+    # 500 cycles are below the allowance of 1,000 objects: not collected, and Python's
+    # automatic collection does not run either; 3,000 are collected at the next tick
+    assert _run(_CYCLES) == "False 0 True"
+
+
+def test_start_freezes_start_up_and_turns_automatic_collection_off_until_restored() -> None:
+    assert _run(_START_AND_RESTORE).splitlines() == [
+        "True True True",
+        "True",
+        "True True",
+        "True",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("alive", "allowance"), [(0, 100_000), (200_000, 100_000), (1_000_000, 250_000)]
+)
+def test_the_allowance_is_a_quarter_of_what_was_alive_and_at_least_the_floor(
+    alive: int, allowance: int
+) -> None:
+    paced = PacedCollector()
+    paced.alive_after_last = alive
+    assert paced.allowance() == allowance
+
+
+def test_each_collection_is_measured_for_the_metrics() -> None:
+    metrics = Metrics()
+    paced = PacedCollector(on_collect=metrics.collection)
+    cycle: list[object] = []
+    cycle.append(cycle)
+    del cycle
+    assert paced.collect() >= 1
+    assert paced.alive_after_last > 0
+    rendered = metrics.render().decode()
+    assert "yahtzee_gc_collection_seconds_count 1.0" in rendered
+    assert "yahtzee_gc_collected_objects_total 0.0" not in rendered

@@ -59,3 +59,13 @@ def test_every_kind_of_field_is_read_by_its_type() -> None:
         Settings.from_env({"YAHTZEE_DEFLATE": "maybe"})
     with pytest.raises(ValueError, match="YAHTZEE_MIN_REPLICAS"):
         Settings.from_env({"YAHTZEE_MIN_REPLICAS": "two"})
+
+
+def test_the_collector_is_paced_unless_a_young_threshold_is_set() -> None:
+    assert (Settings().gc_growth, Settings().gc_young_threshold) == (0.25, None)
+    s = Settings.from_env({"YAHTZEE_GC_GROWTH": "0.5", "YAHTZEE_GC_YOUNG_THRESHOLD": "50000"})
+    assert (s.gc_growth, s.gc_young_threshold) == (0.5, 50_000)
+    with pytest.raises(ValueError, match="gc_growth"):
+        Settings(gc_growth=0)
+    with pytest.raises(ValueError, match="gc_young_threshold"):
+        Settings(gc_young_threshold=0)
