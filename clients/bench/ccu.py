@@ -94,11 +94,13 @@ async def _measure(
 ) -> dict[str, Any]:
     """Measure the rooms of every generator process for ``seconds``: the step's figures."""
     loop = asyncio.get_running_loop()
+    collections_before = await asyncio.to_thread(group.collections)
     cost_before, started, machine_before = group.cost(), loop.time(), psutil.cpu_times()
     windows = await asyncio.gather(
         client_window(crowd, seconds), *(d.measure(seconds) for d in drivers)
     )
     elapsed = loop.time() - started
+    collections = await asyncio.to_thread(group.collections) - collections_before
     machine_busy = _busy(psutil.cpu_times()) - _busy(machine_before)
     cost = group.cost()
     spent = cost - cost_before
@@ -130,6 +132,9 @@ async def _measure(
         "machine_busy_cores": machine_busy / elapsed,
         "others_cores": max(0.0, machine_busy - spent.server_cpu - spent.redis_cpu - driver)
         / elapsed,
+        # the server's full garbage collections in the window: each stopped its loop
+        "server_collections": collections.count,
+        "server_collection_seconds": collections.seconds,
         "server_rss_bytes": cost.server_rss,
         "valkey_rss_bytes": cost.redis_rss,
         "generator_rss_bytes": window.rss,

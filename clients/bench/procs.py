@@ -21,6 +21,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import psutil
 
@@ -86,6 +87,33 @@ def _is_redis(proc: psutil.Process) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Collections:
+    """Full garbage collections a game server ran, and the seconds they stopped its loop."""
+
+    count: int
+    seconds: float
+
+    #: the histogram the server keeps of them (``server/ops/metrics.py``)
+    METRIC: ClassVar[str] = "yahtzee_gc_collection_seconds"
+
+    @classmethod
+    def parse(cls, metrics: str) -> Collections:
+        """Read them from a ``/metrics`` page (Prometheus' text format)."""
+        values: dict[str, float] = {}
+        for line in metrics.splitlines():
+            name, _, value = line.partition(" ")
+            if name in (f"{cls.METRIC}_count", f"{cls.METRIC}_sum"):
+                values[name] = float(value)
+        return cls(int(values.get(f"{cls.METRIC}_count", 0)), values.get(f"{cls.METRIC}_sum", 0.0))
+
+    def __add__(self, other: Collections) -> Collections:
+        return Collections(self.count + other.count, self.seconds + other.seconds)
+
+    def __sub__(self, other: Collections) -> Collections:
+        return Collections(self.count - other.count, self.seconds - other.seconds)
+
+
 @dataclass
 class ServerGroup:
     """The processes of one server under test, with the ports they listen on."""
@@ -124,6 +152,17 @@ class ServerGroup:
             else:
                 server_cpu, server_rss = server_cpu + cpu, server_rss + rss
         return Cost(server_cpu, redis_cpu, server_rss, redis_rss)
+
+    def collections(self) -> Collections:
+        """The server's own garbage collections so far (``server/ops/collector.py``), summed
+        over the ports' ``/metrics`` (with ``--workers N`` on one port, the worker that
+        answered). None with ``YAHTZEE_GC_YOUNG_THRESHOLD`` set: Python's are not counted."""
+        total = Collections(0, 0.0)
+        for port in self.ports:
+            url = f"http://127.0.0.1:{port}/metrics"
+            with urllib.request.urlopen(url, timeout=READY_TIMEOUT) as resp:
+                total += Collections.parse(resp.read().decode())
+        return total
 
     def log(self) -> str:
         return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.log_paths)

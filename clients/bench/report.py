@@ -219,6 +219,8 @@ def _ramp_lines(title: str, ramp: dict[str, Any]) -> list[str]:
             + (" (the bench may be the limit)" if step["generator_may_be_the_limit"] else "")
             + f", other processes {step['others_cores']:.3f}; bench loop lag (ms) "
             + _latency(step["generator_loop_lag_ms"]),
+            f"    the server's garbage collections: {step['server_collections']} "
+            f"({step['server_collection_seconds'] * 1000:.0f} ms of its loop)",
             f"    RSS: server {_mib(step['server_rss_bytes'])}, Valkey "
             f"{_mib(step['valkey_rss_bytes'])}, bench {_mib(step['generator_rss_bytes'])}",
             f"    errors {step['errors']}, violations {step['violations']}, load average "

@@ -22,9 +22,11 @@ from clients.bench.ccu import ccu_summary, generator_may_be_the_limit, rooms_sum
 from clients.bench.crowd import CCU_MIX, CrowdSink, mix_for
 from clients.bench.pacing import LoopClock, closed_loop, open_loop, run_generator
 from clients.bench.plot import PlotUnavailableError, plot
+from clients.bench.procs import Collections
 from clients.bench.report import BenchReport, Figures, ratios
 from clients.bench.streams import LatencyHistogram, RoomStreams
 from clients.bench.targets import GameRoom, RoomShape, Sink
+from server.ops.metrics import Metrics
 
 # ---------------------------------------------------------------------------- a fake clock
 
@@ -410,7 +412,18 @@ STEP_FIGURES = {"rooms", "users", "people", "spectators", "computers", "lobby_st
                 "commands_per_second", "delivery_ms", "computer_moves_per_second",
                 "computer_lateness_ms", "server_cores", "valkey_cores", "generator_cores",
                 "server_rss_bytes", "valkey_rss_bytes", "errors", "violations", "held",
-                "generator_loop_lag_ms", "machine_busy_cores", "others_cores"}  # fmt: skip
+                "generator_loop_lag_ms", "machine_busy_cores", "others_cores",
+                "server_collections", "server_collection_seconds"}  # fmt: skip
+
+
+def test_the_servers_collections_are_read_from_its_metrics() -> None:
+    metrics = Metrics()
+    metrics.collection(0.25, 40)
+    metrics.collection(0.5, 2)
+    read = Collections.parse(metrics.render().decode())
+    assert read == Collections(2, 0.75)
+    assert read - Collections(1, 0.25) == Collections(1, 0.5)
+    assert Collections.parse("# nothing counted yet\n") == Collections(0, 0.0)
 
 
 def test_the_generator_runs_on_uvloop_where_it_is_installed() -> None:
