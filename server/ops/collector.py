@@ -6,22 +6,25 @@ alive. In a server that is not the work in flight only: every connection's waiti
 read's coroutines and future, its parser's generator, its ping timer, the lists its WebSocket
 library swaps at each frame) is made again at each message it reads or writes, so the young
 generation holds about 24 objects for each connection touched since the last collection.
-Measured in ``bench --ccu 10000`` (about 950,000 objects made by serving): with the young
-threshold at 50,000, a young collection every 2 to 6 s, each holding 236,000 objects and
-stopping the loop 20 to 140 ms, and a middle collection every 30 s stopping it 180 to 320 ms:
-**every command in flight waits that long**, which made the step's p99.9 200 to 250 ms. None of
-those collections found garbage: the protocol's objects are freed by reference counting. In 40 s
-of steady play at 10,000 users a collection found **no** garbage at all (``gc.DEBUG_SAVEALL``).
-Garbage in cycles comes from connections closing and from rare paths (an exception's
-traceback), not from play.
+
+Measured in ``bench --ccu 10000`` (about 950,000 objects made by serving) with the young
+threshold at 50,000: a young collection every 1 to 6 s, one of them holding 236,000 objects,
+each stopping the loop 20 to 140 ms, and every tenth a middle collection stopping it 180 to
+340 ms. **Every command in flight waits that long**: the step's p99.9 was 200 to 260 ms. None
+of those collections found garbage, because the protocol's objects are freed by reference
+counting: in 40 s of steady play at 10,000 users a collection found **no** garbage at all
+(``gc.DEBUG_SAVEALL``). Garbage in cycles comes from connections closing (467,000 objects when
+that step's 10,000 connections closed) and from rare paths (an exception's traceback).
 
 So automatic collection is off while the server serves. :class:`PacedCollector` runs a full
 collection itself once the collector's count (container objects made net of those freed, which
 every object in a garbage cycle adds to) has grown by ``growth`` of what was alive after the
 last collection, at least ``floor``: Python's own rule for its oldest generation, without the
-young and middle collections in between. Garbage stays bounded the same way; the loop stops
-only for those full collections (about 0.6 us an object). The same 10,000-user step: p99 18 ms,
-p99.9 43 ms, max 58 ms, and no collection in its 60 s.
+young and middle collections in between. Garbage stays bounded the same way. The loop stops
+only for those full collections, about 0.6 us an object: some 600 ms for the million objects
+of 10,000 users, whose count grew by 217 objects a second in steady play (a quarter in about
+20 minutes). The same 10,000-user step, 2 interleaved pairs: p99 15 and 18 ms against 106 and
+72 ms, p99.9 41 and 44 ms against 259 and 260 ms, and no collection in its 60 s.
 
 What start-up made (modules, settings, the runtime, the solver's tables) lives as long as the
 process and is frozen out of the collector's sight first. ``YAHTZEE_GC_YOUNG_THRESHOLD``
