@@ -93,6 +93,9 @@ class PacedCollector:
     on_collect: Callable[[float, int], None] = lambda seconds, collected: None
     #: tracked objects alive after the last collection (start-up's are frozen, not counted)
     alive_after_last: int = field(default=0, init=False)
+    #: how long the last collection stopped the loop, and the objects it found unreachable
+    last_seconds: float = field(default=0.0, init=False)
+    last_collected: int = field(default=0, init=False)
 
     def start(self) -> CollectorState:
         """Freeze what start-up made and turn automatic collection off; returns what to
@@ -116,6 +119,7 @@ class PacedCollector:
         collected = gc.collect()
         seconds = time.perf_counter() - started
         self.alive_after_last = len(gc.get_objects())
+        self.last_seconds, self.last_collected = seconds, collected
         self.on_collect(seconds, collected)
         return collected
 

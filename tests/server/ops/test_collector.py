@@ -3,15 +3,21 @@ its own: the collector's settings and frozen objects belong to the whole process
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import subprocess
 import sys
 import textwrap
+from typing import cast
 
 import pytest
-from procs import ROOT
+from procs import ROOT, scaled, until
 
 from server.ops.collector import PacedCollector
 from server.ops.metrics import Metrics
+from server.transport.background import collector_loop
+from server.transport.runtime import Runtime
 
 _COUNT_COLLECTIONS = """
 import collections, gc, sys
@@ -153,6 +159,24 @@ def test_each_collection_is_measured_for_the_metrics() -> None:
     del cycle
     assert paced.collect() >= 1
     assert paced.alive_after_last > 0
+    assert paced.last_collected >= 1
+    assert paced.last_seconds > 0
     rendered = metrics.render().decode()
     assert "yahtzee_gc_collection_seconds_count 1.0" in rendered
     assert "yahtzee_gc_collected_objects_total 0.0" not in rendered
+
+
+async def test_the_servers_loop_collects_once_due_and_logs_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="yahtzee.background")
+    collector = PacedCollector(floor=0)  # due at once: nothing allowed
+    # the runtime is read only when a tick fails (its error counters)
+    task = collector_loop(cast(Runtime, None), collector)
+    try:
+        await until(lambda: collector.alive_after_last > 0, scaled(10.0), "a collection")
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert "garbage collection:" in caplog.text
