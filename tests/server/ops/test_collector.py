@@ -157,13 +157,15 @@ def test_each_collection_is_measured_for_the_metrics() -> None:
     cycle: list[object] = []
     cycle.append(cycle)
     del cycle
-    assert paced.collect() >= 1
+    collected = paced.collect()
+    assert collected >= 1
     assert paced.alive_after_last > 0
-    assert paced.last_collected >= 1
+    assert paced.last_collected == collected
     assert paced.last_seconds > 0
-    rendered = metrics.render().decode()
+    rendered = metrics.render().decode().splitlines()
     assert "yahtzee_gc_collection_seconds_count 1.0" in rendered
-    assert "yahtzee_gc_collected_objects_total 0.0" not in rendered
+    assert f"yahtzee_gc_collection_seconds_sum {paced.last_seconds!r}" in rendered
+    assert f"yahtzee_gc_collected_objects_total {float(collected)!r}" in rendered
 
 
 async def test_the_servers_loop_collects_once_due_and_logs_it(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import gc
 
 import httpx
@@ -34,8 +33,14 @@ async def test_health_and_ready(redis_url: str, redis_prefix: str) -> None:
 async def test_a_young_threshold_keeps_pythons_automatic_collection(
     redis_url: str, redis_prefix: str
 ) -> None:
-    settings = Settings(redis_url=redis_url, redis_prefix=redis_prefix, preload_tables="none")
-    app = create_app(dataclasses.replace(settings, gc_young_threshold=50_000))
+    app = create_app(
+        Settings(
+            redis_url=redis_url,
+            redis_prefix=redis_prefix,
+            preload_tables="none",
+            gc_young_threshold=50_000,
+        )
+    )
     before = (gc.isenabled(), gc.get_threshold())
     async with app.router.lifespan_context(app):
         assert gc.isenabled()
