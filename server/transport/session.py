@@ -71,6 +71,10 @@ def _limits(settings: Settings) -> conn.Limits:
     )
 
 
+def _gone(*_args: object) -> None:
+    """What a closed session's context sends to: nothing."""
+
+
 class Session:
     """Most connections are idle most of the time, and one process holds thousands: a session
     keeps little, and makes what only activity needs (the send queue, the rate buckets, the
@@ -148,8 +152,14 @@ class Session:
             if writer is not None:
                 await asyncio.wait({writer}, timeout=5)
                 writer.cancel()  # a client that does not read what is queued for it
-            await self._leave_queue()
-            await self._leave_room(disconnect=True)
+            try:
+                await self._leave_queue()
+                await self._leave_room(disconnect=True)
+            finally:
+                # The context's callbacks are this session's bound methods: a reference cycle
+                # that only a collection would break, and the server collects rarely
+                # (server/ops/collector.py). Broken here, a closed session is freed at once.
+                self.ctx.sink = self.ctx.send = _gone
 
     def _welcome(self) -> pm.Welcome:
         settings = self.rt.settings

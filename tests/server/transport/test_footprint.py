@@ -91,3 +91,18 @@ async def test_an_upgraded_connection_keeps_no_http_protocol_and_no_handshake(
         assert parsed is None or len(parsed.headers) == 0
         await ws.send(b"two")
         assert await asyncio.wait_for(ws.recv(), scaled(5)) == b"two"
+
+
+async def test_a_closed_connection_is_freed_by_reference_counting(served: Served) -> None:
+    """Once the client has closed and the application has returned, nothing holds the protocol
+    in a reference cycle (its scope's extensions, websockets' parser): it is freed at once,
+    not by a collection (off in this fixture)."""
+    async with websockets.connect(f"ws://127.0.0.1:{served.port}/") as ws:
+        await ws.send(b"one")
+        assert await asyncio.wait_for(ws.recv(), scaled(5)) == b"one"
+        (protocol,) = served.state.connections
+        freed = asyncio.Event()
+        weakref.finalize(protocol, freed.set)
+        del protocol
+    await asyncio.wait_for(freed.wait(), scaled(5))
+    assert not served.state.connections

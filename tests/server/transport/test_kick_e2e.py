@@ -5,49 +5,23 @@ Redis fixture), so that the kick's publish can be made to fail alone."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import pytest
-import uvicorn
 from gameplay import best_box
-from procs import free_port, scaled, until
+from inprocess import InProcess, serve_in_process
 from wsclient import WsClient
 
-from server.app import create_app
 from server.settings import Settings
 from server.storage.interface import StorageUnavailableError
-from server.transport.runtime import Runtime
-
-
-@dataclass
-class InProcess:
-    runtime: Runtime
-    ws: str
 
 
 @pytest.fixture
 async def served(redis_url: str, redis_prefix: str) -> AsyncIterator[InProcess]:
     settings = Settings(redis_url=redis_url, redis_prefix=redis_prefix, preload_tables="none")
-    app = create_app(settings)
-    port = free_port()
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        ws="server.transport.coalesce:CoalescingWebSocketProtocol",
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    await until(lambda: server.started, scaled(20), "uvicorn started")  # (it has no event)
-    try:
-        yield InProcess(app.state.runtime, f"ws://127.0.0.1:{port}/ws")
-    finally:
-        server.should_exit = True
-        await task
+    async with serve_in_process(settings) as served:
+        yield served
 
 
 async def test_a_kick_that_cannot_be_published_leaves_one_subscription(
