@@ -370,13 +370,14 @@ def create_app(
                 yield {ON_SHUTDOWN: lobby.close}
         finally:
             undo_signals()
-            if collector is not None:  # in-process tests: the next app starts afresh
-                restore_collector(collector)
             await lobby.stop()
             for task in tasks:
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=5)
+            if collector is not None:  # in-process tests: the next app starts afresh
+                # (after its loop has stopped: no collection of its own runs after this)
+                restore_collector(collector)
             if players is not None:
                 await players.stop()
             await rt.quickplay.stop()

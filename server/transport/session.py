@@ -141,25 +141,25 @@ class Session:
 
         The welcome waits until the client has read the handshake's response (SPEC.md 3.4):
         a client that listens for messages only once the connection is open gets it."""
-        peer_ready, self._peer_ready = self._peer_ready, None
-        if peer_ready is not None:
-            await peer_ready()
-        self._send(self._welcome())
         try:
-            await self._read_loop()
-        finally:
-            writer = self._writer
-            if writer is not None:
-                await asyncio.wait({writer}, timeout=5)
-                writer.cancel()  # a client that does not read what is queued for it
+            peer_ready, self._peer_ready = self._peer_ready, None
+            if peer_ready is not None:
+                await peer_ready()
+            self._send(self._welcome())
             try:
+                await self._read_loop()
+            finally:
+                writer = self._writer
+                if writer is not None:
+                    await asyncio.wait({writer}, timeout=5)
+                    writer.cancel()  # a client that does not read what is queued for it
                 await self._leave_queue()
                 await self._leave_room(disconnect=True)
-            finally:
-                # The context's callbacks are this session's bound methods: a reference cycle
-                # that only a collection would break, and the server collects rarely
-                # (server/ops/collector.py). Broken here, a closed session is freed at once.
-                self.ctx.sink = self.ctx.send = _gone
+        finally:
+            # The context's callbacks are this session's bound methods: a reference cycle that
+            # only a collection would break, and the server collects rarely
+            # (server/ops/collector.py). Broken here, a closed session is freed at once.
+            self.ctx.sink = self.ctx.send = _gone
 
     def _welcome(self) -> pm.Welcome:
         settings = self.rt.settings
