@@ -60,7 +60,7 @@ class Metrics:
         )
         self.gc_seconds = Histogram(
             "yahtzee_gc_collection_seconds",
-            "Full garbage collections the server ran (Python's automatic collection is off "
+            "Garbage collections the server ran (Python's automatic collection is off "
             "while it serves), by how long they stopped the event loop.",
             buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
             registry=self.registry,
@@ -96,7 +96,7 @@ class Metrics:
         return children
 
     def collection(self, seconds: float, collected: int) -> None:
-        """Count one full garbage collection (:class:`server.ops.collector.PacedCollector`)."""
+        """Count one garbage collection (:class:`server.ops.collector.PacedCollector`)."""
         self.gc_seconds.observe(seconds)
         self.gc_collected.inc(collected)
 

@@ -105,14 +105,15 @@ def _heap_trim_loop(rt: Runtime) -> list[asyncio.Task[None]]:
 
 
 def collector_loop(rt: Runtime, collector: PacedCollector) -> asyncio.Task[None]:
-    """Ask the garbage collector every second whether a full collection is due
+    """Ask the garbage collector every second whether a collection is due
     (:mod:`server.ops.collector`): a count read, nothing more, until one is."""
 
     async def tick() -> None:
         if collector.tick():
             # the loop stopped for it: a latency spike at this moment has its cause here
             log.info(
-                "garbage collection: %d objects freed in %.0f ms, %d alive",
+                "garbage collection (%s): %d objects freed in %.0f ms, %d alive",
+                "full" if collector.last_full else "new objects",
                 collector.last_collected,
                 collector.last_seconds * 1000,
                 collector.alive_after_last,

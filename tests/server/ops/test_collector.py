@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from typing import cast
 
 import pytest
@@ -42,7 +44,10 @@ _IN_FLIGHT = _COUNT_COLLECTIONS + textwrap.dedent(
         tune_collector(int(mode))
     # what a server holds: its connections' state, long-lived
     held = [{"seat": i, "dice": [1, 2, 3]} for i in range(20_000)]
-    paced.collect()  # (the paced server's first collection, once it holds them)
+    if mode == "paced":
+        paced.collect()  # (the paced server's first collection, once it holds them)
+    else:
+        gc.collect()
     gc.callbacks.append(count)
     # commands: each makes 3,000 objects (more than the young threshold of any supported
     # Python: 700, 2,000 on 3.13) that live while the next few commands run
@@ -82,11 +87,42 @@ _START_AND_RESTORE = textwrap.dedent(
     previous = PacedCollector().start()
     print(not gc.isenabled(), gc.get_freeze_count() > 1_000, gc.get_count()[0] < 700)
     restore_collector(previous)
-    print((gc.isenabled(), gc.get_threshold()) == pythons)
+    print((gc.isenabled(), gc.get_threshold()) == pythons, gc.get_freeze_count() == 0)
     previous = tune_collector(20_000)
     print(gc.isenabled(), gc.get_threshold() == (20_000, *pythons[1][1:]))
     restore_collector(previous)
     print((gc.isenabled(), gc.get_threshold()) == pythons)
+    """
+)
+
+
+_FROZEN_SURVIVORS = textwrap.dedent(
+    """
+    import gc, weakref
+    from server.ops.collector import PacedCollector
+
+    paced = PacedCollector(floor=0)  # a full collection an hour after start-up's
+    paced.start()
+    class Node:
+        pass
+    node = Node()
+    node.itself = node  # a cycle, alive at the first collection
+    freed = weakref.ref(node)
+    also_alive = Node()
+    also_alive.itself = also_alive
+    also_alive_freed = weakref.ref(also_alive)
+    paced.collect()  # the first: node survives it, and is frozen
+    print(paced.last_full, gc.get_freeze_count() > paced.start_up, paced.alive_after_last > 0)
+    del node, also_alive  # both garbage now: node frozen, also_alive too
+    again = Node()
+    again.itself = again
+    again_freed = weakref.ref(again)
+    del again  # garbage made after the freeze
+    paced.collect()  # the second walks only what was made since the first
+    print(paced.last_full, freed() is None, again_freed() is None)
+    paced.full_after_seconds = 0  # (the hour has passed)
+    paced.collect()  # the third is full: everything unfrozen and walked
+    print(paced.last_full, freed() is None, also_alive_freed() is None)
     """
 )
 
@@ -134,9 +170,19 @@ def test_the_paced_collector_collects_cycles_once_they_reach_its_allowance() -> 
 def test_start_freezes_start_up_and_turns_automatic_collection_off_until_restored() -> None:
     assert _run(_START_AND_RESTORE).splitlines() == [
         "True True True",
-        "True",
+        "True True",
         "True True",
         "True",
+    ]
+
+
+def test_survivors_are_frozen_and_walked_again_only_by_every_full_collection() -> None:
+    # the second collection does not walk the cycle frozen at the first (it stays), but
+    # frees the one made after it; the third, an hour on, unfreezes and frees the rest
+    assert _run(_FROZEN_SURVIVORS).splitlines() == [
+        "False True True",
+        "False False True",
+        "True True True",
     ]
 
 
@@ -151,6 +197,14 @@ def test_the_allowance_is_a_quarter_of_what_was_alive_and_at_least_the_floor(
     assert paced.allowance() == allowance
 
 
+@pytest.fixture
+def thawed() -> Iterator[None]:
+    """A collection in this process freezes what survives it: walked again after the test."""
+    yield
+    gc.unfreeze()
+
+
+@pytest.mark.usefixtures("thawed")
 def test_each_collection_is_measured_for_the_metrics() -> None:
     metrics = Metrics()
     paced = PacedCollector(on_collect=metrics.collection)
@@ -168,11 +222,12 @@ def test_each_collection_is_measured_for_the_metrics() -> None:
     assert f"yahtzee_gc_collected_objects_total {float(collected)!r}" in rendered
 
 
+@pytest.mark.usefixtures("thawed")
 async def test_the_servers_loop_collects_once_due_and_logs_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="yahtzee.background")
-    collector = PacedCollector(floor=0)  # due at once: nothing allowed
+    collector = PacedCollector(floor=0, full_after_seconds=0)  # due at once, and full
     # the runtime is read only when a tick fails (its error counters)
     task = collector_loop(cast(Runtime, None), collector)
     try:
@@ -181,4 +236,4 @@ async def test_the_servers_loop_collects_once_due_and_logs_it(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    assert "garbage collection:" in caplog.text
+    assert "garbage collection (full): " in caplog.text
