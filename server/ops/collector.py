@@ -13,8 +13,9 @@ each stopping the loop 20 to 140 ms, and every tenth a middle collection stoppin
 340 ms. **Every command in flight waits that long**: the step's p99.9 was 200 to 260 ms. None
 of those collections found garbage, because the protocol's objects are freed by reference
 counting: in 40 s of steady play at 10,000 users a collection found **no** garbage at all
-(``gc.DEBUG_SAVEALL``). Garbage in cycles comes from connections closing (467,000 objects when
-that step's 10,000 connections closed) and from rare paths (an exception's traceback).
+(``gc.DEBUG_SAVEALL``). Garbage in cycles came from connections closing (467,000 objects when
+that step's 10,000 connections closed; since the twentieth session a closed connection is freed
+by reference counting) and comes from rare paths (an exception's traceback).
 
 So automatic collection is off while the server serves. :class:`PacedCollector` runs a
 collection itself once the collector's count (container objects made net of those freed, which
