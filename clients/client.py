@@ -30,9 +30,10 @@ Room events reach the application twice over: :attr:`Client.model` (a :class:`Ro
 already updated when the event is delivered) and the async iterator :meth:`Client.events`.
 
 Heartbeats (SPEC.md section 11.2): the WebSocket library answers the server's pings; on top, a
-task sends an application ``ping`` every ``heartbeat`` seconds (default: the ``heartbeat_seconds``
-of ``welcome``), and a connection on which nothing at all arrived for twice that long is deemed
-dead and replaced.
+task looks every ``heartbeat`` seconds (default: the ``heartbeat_seconds`` of ``welcome``) and
+sends an application ``ping`` when the connection is idle (nothing arrived for half that time:
+a player in a room where others play sends none), and a connection on which nothing at all
+arrived for twice that long is deemed dead and replaced (:func:`heartbeat_due`).
 
 Example::
 
@@ -143,6 +144,7 @@ __all__ = [
     "CommandError",
     "ConnectionFailedError",
     "RoomUpdate",
+    "heartbeat_due",
 ]
 
 log = logging.getLogger("yahtzee.client")
@@ -159,6 +161,18 @@ Status = Literal["connecting", "connected", "reconnecting", "closed"]
 # subprotocol of the server (1002).
 _FINAL_CLOSE_CODES = frozenset({CloseCode.NORMAL, CloseCode.PROTOCOL_ERROR})
 _POLICY_PAUSE = 5.0  # after 1008 (rate limit abuse): reconnect only after several seconds
+
+
+def heartbeat_due(silent: float, interval: float) -> Literal["drop", "ping"] | None:
+    """What the heartbeat does after ``silent`` seconds with nothing received, looking every
+    ``interval`` seconds: ``"drop"`` a connection silent for more than two intervals (dead),
+    ``"ping"`` an idle one (nothing for half an interval: its Pong will arrive), nothing while
+    frames arrive (SPEC.md section 11.2: a ping only when idle)."""
+    if silent > 2 * interval:
+        return "drop"
+    if silent >= interval / 2:
+        return "ping"
+    return None
 
 
 class CommandError(Exception):
@@ -507,11 +521,13 @@ class Client:
         while True:
             await asyncio.sleep(interval)
             silent = loop.time() - self._last_received
-            if silent > 2 * interval:
+            due = heartbeat_due(silent, interval)
+            if due == "drop":
                 log.info("nothing received for %.1fs: dropping the connection", silent)
                 ws.transport.abort()
                 return
-            await self._send(ws, Ping(id=next(self._ids)))
+            if due == "ping":
+                await self._send(ws, Ping(id=next(self._ids)))
 
     async def _read_loop(self, ws: ClientConnection) -> None:
         try:

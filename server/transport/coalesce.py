@@ -34,7 +34,8 @@ And it keeps less per connection, since one process holds thousands of mostly id
 messages for the application wait in an :class:`Inbox` (uvicorn's ``asyncio.Queue`` carries
 four deques of about 760 bytes each, for a queue that holds one or two messages), flow control
 is a :class:`Flag` (``asyncio.Event`` carries one more deque), and the handshake's request and
-response (parsed headers, a few KiB) are let go once the handshake is done. Once the
+response (parsed headers, a few KiB) are let go once the handshake is done. Its Pings come from one
+timer for all connections (:mod:`server.transport.heartbeat`), not two timers each. Once the
 connection is lost and its application has returned, the protocol breaks its own reference
 cycles (its scope's extensions hold its bound methods; websockets' parser generator holds the
 websockets connection): reference counting then frees the connection's objects at once, where a
@@ -56,6 +57,7 @@ from websockets.http11 import Request
 from websockets.protocol import State
 
 from server.boundary.wire import server_frame
+from server.transport.heartbeat import HeartbeatWheel, wheel_for
 
 __all__ = [
     "PEER_READY",
@@ -73,7 +75,9 @@ __all__ = [
 #: PRIVATE API: this module relies on internals of uvicorn's sans-I/O WebSocket protocol (its
 #: queue, flow-control flag, transport and websockets connection, its frame handlers
 #: handle_pong, handle_text, handle_bytes and handle_close, its task's done callback
-#: on_task_complete, its scope and websockets' parser generator), checked against these versions;
+#: on_task_complete, its scope and websockets' parser generator, and its keepalive:
+#: schedule_ping, stop_keepalive, keepalive_timeout, pending_ping_payload, ping_sent_at,
+#: ping_interval, ping_timeout, close_sent), checked against these versions;
 #: tests/test_private_api.py fails when an installed version differs: re-read this module against
 #: the new version, then update the pin.
 PRIVATE_API: Final = {"uvicorn": "0.54.0", "websockets": "17.4"}
@@ -115,6 +119,14 @@ class CoalescingTransport:
         self._pending.append(data)
         if self._handle is None:
             self._handle = self._loop.call_soon(self.flush)
+
+    def write_now(self, data: bytes) -> None:
+        """Write ``data`` at once, without waiting for the end of the loop's turn, unless
+        something is queued (then it goes after that, in order)."""
+        if self._pending:
+            self._pending.append(data)
+        elif not self.transport.is_closing():
+            self.transport.write(data)
 
     def flush(self) -> None:
         """Write what is queued now (the end of the loop's turn does it anyway)."""
@@ -256,15 +268,22 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         #: whether the application's task runs (the connection is released once it has
         #: returned and the connection is lost)
         self._app_running = False
+        #: the wheel that sends this connection's Pings, and its bucket there (None: not on
+        #: one, as before the handshake or with a Pong deadline other than the interval)
+        self._wheel: HeartbeatWheel | None = None
+        self._wheel_slot = 0
 
     #: the socket's own transport (``transport`` is the coalescing one around it)
     _socket: asyncio.Transport
+    #: ``transport``, typed as what it is
+    _coalescing: CoalescingTransport
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         real: Any = self.transport
         self._socket = real
-        self.transport = CoalescingTransport(real, asyncio.get_running_loop())  # type: ignore[assignment]
+        self._coalescing = CoalescingTransport(real, asyncio.get_running_loop())
+        self.transport = self._coalescing  # type: ignore[assignment]
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -299,6 +318,38 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             request.headers.clear()
         self.request = self.response = None  # type: ignore[assignment]
         self._greet()
+
+    def schedule_ping(self) -> None:
+        """The Pings come from the loop's :class:`~server.transport.heartbeat.HeartbeatWheel`
+        (see its module), not from a timer of this connection's own, when the Pong's deadline
+        is the interval (as the server configures it); otherwise uvicorn's own timers."""
+        interval = self.ping_interval
+        if interval is None or self.ping_timeout != interval:
+            super().schedule_ping()
+            return
+        if self._wheel is None:
+            self._wheel = wheel_for(self.loop, interval)
+            self._wheel_slot = self._wheel.add(self)
+
+    def heartbeat(self, ping_frame: bytes, payload: bytes, now: float) -> None:
+        """The wheel's beat: a Ping, or 1011 if the last one is still unanswered (uvicorn's
+        ``handle_pong`` clears :attr:`pending_ping_payload` when its Pong comes)."""
+        if self.close_sent or self.conn.state is not State.OPEN or self.transport.is_closing():
+            return  # no Ping once the closing handshake has begun
+        if self.pending_ping_payload is not None:
+            self.keepalive_timeout()
+            return
+        self.pending_ping_payload = payload
+        self.ping_sent_at = now
+        # at once: a bucket's Pings go out in the wheel's beat, with no callback each
+        self._coalescing.write_now(ping_frame)
+
+    def stop_keepalive(self) -> None:
+        super().stop_keepalive()
+        wheel = self._wheel
+        if wheel is not None:
+            self._wheel = None
+            wheel.discard(self, self._wheel_slot)
 
     def _greet(self) -> None:
         """Write a Ping right after the handshake's response; :attr:`peer_ready` is set when

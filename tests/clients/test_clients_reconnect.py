@@ -8,18 +8,20 @@ a normal close (1000), a seq gap.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import msgpack
 import pytest
+import websockets
 from procs import scaled
 from test_clients_model import lobby_snapshot
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.typing import Subprotocol
 
 from clients.backoff import Backoff
-from clients.client import Client, ClientClosedError
+from clients.client import Client, ClientClosedError, heartbeat_due
 from protocol import (
     DEFAULT_LIMITS,
     Encoding,
@@ -50,6 +52,9 @@ class Peer:
     answer_pings: bool = True
     #: the first spectate's ack is "lost" (the connection drops before it is sent)
     lose_first_spectate: bool = False
+    #: seconds between unsolicited frames the peer sends (None: none), as a busy room's events
+    chatter: float | None = None
+    _chats: list[asyncio.Task[None]] = field(default_factory=list)
     connections: list[ServerConnection] = field(default_factory=list)
     commands: list[object] = field(default_factory=list)
     connected: asyncio.Queue[ServerConnection] = field(default_factory=asyncio.Queue)
@@ -67,6 +72,9 @@ class Peer:
         )
         await ws.send(encode(welcome, Encoding.MSGPACK))
         await self.connected.put(ws)
+        if self.chatter is not None:
+            chat = asyncio.create_task(self._chat(ws, self.chatter))
+            self._chats.append(chat)
         entered = False  # like the server: a connection in a room refuses to enter another
         async for frame in ws:
             command = decode_client(frame, Encoding.MSGPACK)
@@ -106,6 +114,13 @@ class Peer:
                 ack = make_ack(command, JoinResult(player="p1", seat=0, token="t1"))
                 await ws.send(encode(ack, Encoding.MSGPACK))
 
+    @staticmethod
+    async def _chat(ws: ServerConnection, every: float) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            while True:
+                await ws.send(encode(Pong(id="chatter"), Encoding.MSGPACK))
+                await asyncio.sleep(every)  # pacing, as a room's events come
+
     async def next_command(self, kind: type) -> object:
         while True:
             command = await self.received.get()
@@ -121,6 +136,8 @@ async def peer() -> AsyncIterator[Peer]:
         port = next(iter(srv.sockets)).getsockname()[1]
         peer.url = f"ws://127.0.0.1:{port}/ws"
         yield peer
+        for chat in peer._chats:
+            chat.cancel()
 
 
 async def test_a_silent_peer_is_replaced_after_the_pong_timeout(peer: Peer) -> None:
@@ -133,6 +150,42 @@ async def test_a_silent_peer_is_replaced_after_the_pong_timeout(peer: Peer) -> N
             await peer.connected.get()  # the client gave up on the first and came back
             await first.wait_closed()
         assert len(peer.connections) >= 2
+    finally:
+        await client.close()
+
+
+def test_the_heartbeat_pings_only_an_idle_connection_and_drops_a_dead_one() -> None:
+    assert heartbeat_due(0.0, 20) is None
+    assert heartbeat_due(9.9, 20) is None  # frames arrive: no ping
+    assert heartbeat_due(10.0, 20) == "ping"
+    assert heartbeat_due(40.0, 20) == "ping"
+    assert heartbeat_due(40.1, 20) == "drop"
+
+
+async def test_an_idle_connection_is_pinged_and_kept(peer: Peer) -> None:
+    client = Client(peer.url, backoff=FAST, ping_interval=0.02)
+    await client.connect()
+    try:
+        async with asyncio.timeout(scaled(10)):
+            for _ in range(3):
+                await peer.next_command(Ping)
+        assert len(peer.connections) == 1  # each ping's pong kept it
+    finally:
+        await client.close()
+
+
+async def test_a_connection_that_keeps_receiving_sends_no_ping(peer: Peer) -> None:
+    interval = scaled(0.4)
+    peer.chatter = interval / 40
+    client = Client(peer.url, backoff=FAST, ping_interval=interval)
+    await client.connect()
+    try:
+        await asyncio.sleep(4 * interval)  # four of the heartbeat's looks, frames arriving
+        assert not [c for c in peer.commands if isinstance(c, Ping)]
+        assert len(peer.connections) == 1
+        peer._chats[0].cancel()  # the room falls silent: the next looks ping
+        async with asyncio.timeout(scaled(10)):
+            await peer.next_command(Ping)
     finally:
         await client.close()
 

@@ -60,6 +60,33 @@ async function playTurn(client, seen) {
   assert.equal(seen.model.players[0].scorecard[best.box], best.points);
 }
 
+test("the heartbeat pings only an idle connection and drops a silent one", (t) => {
+  t.mock.timers.enable({ apis: ["setInterval", "Date"] });
+  const client = new YahtzeeClient(WS, { WebSocket });
+  const sent = [];
+  let dropped = 0;
+  client._send = (message) => sent.push(message.type);
+  client.dropConnection = () => { dropped += 1; };
+  const arrived = () => { client._lastMessageAt = Date.now(); };  // what a frame does
+  try {
+    client._startHeartbeat(1);
+    t.mock.timers.tick(300); arrived();
+    t.mock.timers.tick(700);  // the first look: nothing for 700 ms, idle
+    assert.deepEqual(sent, ["ping"]);
+    arrived();
+    t.mock.timers.tick(800); arrived();
+    t.mock.timers.tick(200);  // frames keep arriving: no ping
+    assert.deepEqual(sent, ["ping"]);
+    t.mock.timers.tick(1000);
+    assert.deepEqual(sent, ["ping", "ping"]);
+    assert.equal(dropped, 0);
+    t.mock.timers.tick(1000);  // 2.2 s of silence: dead
+    assert.equal(dropped, 1);
+  } finally {
+    client._stopHeartbeat();
+  }
+});
+
 test("negotiates the JSON subprotocol and says hello", async () => {
   const client = await connected();
   assert.equal(client.state, "connected");

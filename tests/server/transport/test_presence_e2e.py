@@ -161,6 +161,35 @@ async def test_heartbeat_timeout_closes_with_1011(start_server: StartServer) -> 
         writer.close()
 
 
+async def test_a_client_answering_pings_is_pinged_every_interval_and_kept(
+    start_server: StartServer,
+) -> None:
+    """The server's Pings (one timer for all connections) come every heartbeat_seconds and a
+    client whose library answers them stays connected (sans-I/O client: it answers each Ping)."""
+    server = start_server(env={"YAHTZEE_HEARTBEAT_SECONDS": "1"})
+    client = ClientProtocol(parse_uri(server.ws), subprotocols=[Subprotocol("yahtzee.v1.json")])
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        client.send_request(client.connect())
+        writer.write(b"".join(client.data_to_send()))
+        pings: list[float] = []
+        async with asyncio.timeout(scaled(15)):
+            while len(pings) < 4:  # the handshake's own Ping, then three of the heartbeat
+                data = await reader.read(65536)
+                assert data, "the server closed a connection that answered its Pings"
+                client.receive_data(data)
+                for event in client.events_received():
+                    assert not (isinstance(event, Frame) and event.opcode is Opcode.CLOSE)
+                    if isinstance(event, Frame) and event.opcode is Opcode.PING:
+                        pings.append(time.monotonic())
+                writer.write(b"".join(client.data_to_send()))  # the Pongs
+        # two intervals between the first and the third of the heartbeat's Pings, not a tick's
+        # 0.1 s (the slack: a busy machine may read the first one late)
+        assert pings[3] - pings[1] >= 2 * 1 - 0.5, pings
+    finally:
+        writer.close()
+
+
 @BOTH_BACKENDS
 async def test_rejoin_closes_the_old_connection_with_1000(start_server: StartServer) -> None:
     servers = [start_server(), start_server()]

@@ -1,0 +1,103 @@
+"""The heartbeat wheel: every connection of a loop beaten once an interval by one timer."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from procs import scaled
+
+from server.transport.heartbeat import HeartbeatWheel, wheel_for
+
+INTERVAL = 0.3
+
+
+class Beaten:
+    """A connection that records its beats."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, wanted: int) -> None:
+        self.beats: list[tuple[float, bytes, bytes]] = []
+        self.wanted = wanted
+        self.done: asyncio.Future[None] = loop.create_future()
+
+    def heartbeat(self, ping_frame: bytes, payload: bytes, now: float) -> None:
+        self.beats.append((now, ping_frame, payload))
+        if len(self.beats) >= self.wanted and not self.done.done():
+            self.done.set_result(None)
+
+
+async def test_each_connection_is_beaten_once_an_interval_with_one_timer() -> None:
+    loop = asyncio.get_running_loop()
+    wheel = wheel_for(loop, INTERVAL)
+    assert wheel.slots == 3
+    assert abs(wheel.tick - 0.1) < 1e-9
+    joined = loop.time()
+    connections = [Beaten(loop, 3) for _ in range(4)]
+    slots = [wheel.add(c) for c in connections]
+    assert len(wheel) == 4
+    try:
+        async with asyncio.timeout(scaled(10)):
+            await asyncio.gather(*(c.done for c in connections))
+        for connection in connections:
+            times = [at for at, _, _ in connection.beats]
+            # the first Ping one interval after joining, then one an interval, give or take a
+            # tick: a beat late by less than a tick shortens the next gap by as much (the
+            # loop's clock has millisecond steps)
+            slack = wheel.tick + 0.002
+            assert times[0] >= joined + INTERVAL - slack
+            assert all(b - a >= INTERVAL - slack for a, b in itertools.pairwise(times))
+            for _, frame, payload in connection.beats:
+                assert frame == b"\x89\x04" + payload  # a server's unmasked Ping
+            assert len({payload for _, _, payload in connection.beats}) == len(connection.beats)
+    finally:
+        for connection, slot in zip(connections, slots, strict=True):
+            wheel.discard(connection, slot)
+
+
+async def test_an_empty_wheel_stops_and_leaves_the_registry() -> None:
+    loop = asyncio.get_running_loop()
+    wheel = wheel_for(loop, INTERVAL)
+    assert wheel_for(loop, INTERVAL) is wheel
+    assert wheel_for(loop, 2 * INTERVAL) is not wheel
+    kept, gone = Beaten(loop, 2), Beaten(loop, 1)
+    kept_slot, gone_slot = wheel.add(kept), wheel.add(gone)
+    wheel.discard(gone, gone_slot)
+    wheel.discard(gone, gone_slot)  # twice: nothing more
+    assert len(wheel) == 1
+    async with asyncio.timeout(scaled(10)):
+        await kept.done
+    assert gone.beats == []
+    wheel.discard(kept, kept_slot)
+    assert len(wheel) == 0
+    assert wheel._handle is None  # no timer for nobody
+    assert wheel_for(loop, INTERVAL) is not wheel
+
+
+def test_a_short_interval_has_fewer_buckets_and_a_long_one_longer_ticks() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        assert HeartbeatWheel(loop, 0.05).slots == 1
+        assert HeartbeatWheel(loop, 20).slots == 200
+        long = HeartbeatWheel(loop, 600)
+        assert long.slots == 600
+        assert long.tick == 1.0
+    finally:
+        loop.close()
+
+
+async def test_beating_a_bucket_sends_to_each_of_its_connections_once() -> None:
+    loop = asyncio.get_running_loop()
+    wheel = HeartbeatWheel(loop, 1.0)  # not registered: beaten by hand
+    first, second = Beaten(loop, 1), Beaten(loop, 1)
+    slots = [wheel.add(first), wheel.add(second)]
+    try:
+        assert slots[0] == slots[1] == wheel.slots - 1  # the bucket beaten last
+        for _ in range(wheel.slots - 1):
+            wheel.beat()
+        assert first.beats == second.beats == []
+        wheel.beat()
+        assert len(first.beats) == len(second.beats) == 1
+        assert first.beats[0][2] == second.beats[0][2]  # one frame for the bucket
+    finally:
+        for connection, slot in zip((first, second), slots, strict=True):
+            wheel.discard(connection, slot)
