@@ -30,10 +30,11 @@ Room events reach the application twice over: :attr:`Client.model` (a :class:`Ro
 already updated when the event is delivered) and the async iterator :meth:`Client.events`.
 
 Heartbeats (SPEC.md section 11.2): the WebSocket library answers the server's pings; on top, a
-task looks every ``heartbeat`` seconds (default: the ``heartbeat_seconds`` of ``welcome``) and
-sends an application ``ping`` when the connection is idle (nothing arrived for half that time:
-a player in a room where others play sends none), and a connection on which nothing at all
-arrived for twice that long is deemed dead and replaced (:func:`heartbeat_due`).
+task sends an application ``ping`` every ``heartbeat`` seconds (default: the
+``heartbeat_seconds`` of ``welcome``) while the connection is idle (nothing arrived for three
+quarters of that time: a player in a room where others play sends none), and a connection on
+which nothing at all arrived for twice that long is deemed dead and replaced
+(:func:`heartbeat_due`).
 
 Example::
 
@@ -164,13 +165,15 @@ _POLICY_PAUSE = 5.0  # after 1008 (rate limit abuse): reconnect only after sever
 
 
 def heartbeat_due(silent: float, interval: float) -> Literal["drop", "ping"] | None:
-    """What the heartbeat does after ``silent`` seconds with nothing received, looking every
-    ``interval`` seconds: ``"drop"`` a connection silent for more than two intervals (dead),
-    ``"ping"`` an idle one (nothing for half an interval: its Pong will arrive), nothing while
-    frames arrive (SPEC.md section 11.2: a ping only when idle)."""
+    """What the heartbeat does after ``silent`` seconds with nothing received; it looks every
+    half ``interval``: ``"drop"`` a connection silent for more than two intervals (dead),
+    ``"ping"`` an idle one (nothing for three quarters of an interval: an idle connection pings
+    once an interval, and its Pong ends the silence), nothing while frames arrive (SPEC.md
+    section 11.2: a ping only when idle). Silence before a ping is at most 1.25 intervals, so a
+    look may come 0.75 of an interval late before a live connection is dropped."""
     if silent > 2 * interval:
         return "drop"
-    if silent >= interval / 2:
+    if silent >= 0.75 * interval:
         return "ping"
     return None
 
@@ -512,14 +515,15 @@ class Client:
         await ws.close(CloseCode.NORMAL, reason)
 
     async def _heartbeat(self, ws: ClientConnection) -> None:
-        """Ping every interval; drop the connection after two intervals of silence."""
+        """Ping when idle; drop the connection after two intervals of silence
+        (:func:`heartbeat_due`)."""
         interval = self.ping_interval
         if interval is None:
             interval = float(self.welcome.heartbeat_seconds if self.welcome else 20)
         loop = asyncio.get_running_loop()
         self._last_received = loop.time()
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(interval / 2)
             silent = loop.time() - self._last_received
             due = heartbeat_due(silent, interval)
             if due == "drop":

@@ -26,9 +26,9 @@
 // - a dropped connection is reconnected with capped, jittered backoff; the client resumes with
 //   `rejoin` (seat token) or `spectate` and the last seq it saw, then resends unanswered
 //   commands with their original ids (the server answers those from its cache);
-// - an application `ping` when idle: the heartbeat looks every `heartbeat_seconds` and pings
-//   when nothing arrived for half of it (in a room where others play, none); silence for two
-//   intervals means the connection is dead and is replaced.
+// - an application `ping` every `heartbeat_seconds` while idle (nothing arrived for three
+//   quarters of it; in a room where others play, none); silence for two intervals means the
+//   connection is dead and is replaced.
 // It keeps no game model: listen to "snapshot" and "event" and fold them (room-model.js does).
 //
 // Protocol 1.2: `takeBonus`, `addComputer`, `removeComputer`, `hint` (retried while the server
@@ -413,15 +413,18 @@ export class YahtzeeClient {
     this._stopHeartbeat();
     const everyMs = (seconds || 20) * 1000;
     this._lastMessageAt = Date.now();
+    // It looks every half interval and pings only when idle (SPEC 11.2: nothing for three
+    // quarters of an interval; in a room where others play, events keep coming): an idle
+    // connection pings once an interval, and a look may run late by 0.75 of one before a live
+    // connection is taken for dead.
     this._heartbeat = setInterval(() => {
       const silentMs = Date.now() - this._lastMessageAt;
       if (silentMs > 2 * everyMs) {
         this.dropConnection();  // a dead connection: replace it
         return;
       }
-      // A ping only when idle (SPEC 11.2): in a room where others play, events keep coming.
-      if (silentMs >= everyMs / 2) this._send({ type: "ping", id: this._newId() });
-    }, everyMs);
+      if (silentMs >= 0.75 * everyMs) this._send({ type: "ping", id: this._newId() });
+    }, everyMs / 2);
   }
 
   _stopHeartbeat() {

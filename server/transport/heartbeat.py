@@ -17,11 +17,15 @@ less a Ping, for the same work of the load generator.
 from __future__ import annotations
 
 import asyncio
+import logging
+import weakref
 from typing import Final, Protocol
 
 from websockets.frames import Frame, Opcode
 
 __all__ = ["MAX_SLOTS", "TICK_SECONDS", "Beating", "HeartbeatWheel", "wheel_for"]
+
+log = logging.getLogger(__name__)
 
 TICK_SECONDS: Final = 0.1
 """How often a wheel beats one of its buckets (at most: a short interval has fewer buckets)."""
@@ -44,7 +48,6 @@ class HeartbeatWheel:
         "_buckets",
         "_cursor",
         "_handle",
-        "_key",
         "_loop",
         "_next_at",
         "_sequence",
@@ -68,7 +71,6 @@ class HeartbeatWheel:
         self._next_at = 0.0
         self._sequence = 0
         self._size = 0
-        self._key: tuple[asyncio.AbstractEventLoop, float] = (loop, interval)
 
     def __len__(self) -> int:
         return self._size
@@ -97,8 +99,7 @@ class HeartbeatWheel:
             if self._handle is not None:
                 self._handle.cancel()
                 self._handle = None
-            if _WHEELS.get(self._key) is self:
-                del _WHEELS[self._key]
+            _forget(self)
 
     def beat(self) -> None:
         """Beat the next bucket now: each of its connections is sent this tick's Ping (or is
@@ -112,13 +113,21 @@ class HeartbeatWheel:
         frame = Frame(Opcode.PING, payload).serialize(mask=False)  # once for the bucket
         now = self._loop.time()
         for connection in list(bucket):  # a connection closed here may leave its bucket
-            connection.heartbeat(frame, payload, now)
+            try:
+                connection.heartbeat(frame, payload, now)
+            except Exception:  # one broken connection must not stop the others' heartbeat
+                log.exception("heartbeat of %r failed", connection)
 
     def _beat(self) -> None:
         self._handle = None
-        self.beat()
-        if not self._size:
-            return
+        try:
+            self.beat()
+        finally:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._size or self._handle is not None:
+            return  # nobody to beat, or a connection added during the beat started the timer
         # the next tick on the wheel's own clock, so that ticks do not drift; a loop that fell
         # behind by more than a tick starts again from now instead of catching up at once
         now = self._loop.time()
@@ -128,13 +137,28 @@ class HeartbeatWheel:
         self._handle = self._loop.call_at(self._next_at, self._beat)
 
 
-_WHEELS: dict[tuple[asyncio.AbstractEventLoop, float], HeartbeatWheel] = {}
+# per loop (held weakly: a loop closed with connections still on a wheel takes them along),
+# per interval
+_WHEELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, HeartbeatWheel]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def wheel_for(loop: asyncio.AbstractEventLoop, interval: float) -> HeartbeatWheel:
     """The wheel of ``loop``'s connections with Pings every ``interval`` seconds (made on first
     use, dropped when its last connection leaves)."""
-    wheel = _WHEELS.get((loop, interval))
+    wheels = _WHEELS.get(loop)
+    if wheels is None:
+        wheels = _WHEELS[loop] = {}
+    wheel = wheels.get(interval)
     if wheel is None:
-        wheel = _WHEELS[(loop, interval)] = HeartbeatWheel(loop, interval)
+        wheel = wheels[interval] = HeartbeatWheel(loop, interval)
     return wheel
+
+
+def _forget(wheel: HeartbeatWheel) -> None:
+    wheels = _WHEELS.get(wheel._loop)
+    if wheels is not None and wheels.get(wheel.interval) is wheel:
+        del wheels[wheel.interval]
+        if not wheels:
+            del _WHEELS[wheel._loop]

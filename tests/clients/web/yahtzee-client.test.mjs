@@ -69,18 +69,21 @@ test("the heartbeat pings only an idle connection and drops a silent one", (t) =
   client.dropConnection = () => { dropped += 1; };
   const arrived = () => { client._lastMessageAt = Date.now(); };  // what a frame does
   try {
-    client._startHeartbeat(1);
+    client._startHeartbeat(1);  // looks every 500 ms (each tick below ends on a look or an arrival)
+    t.mock.timers.tick(500);  // silent 500 ms: not idle
     t.mock.timers.tick(300); arrived();
-    t.mock.timers.tick(700);  // the first look: nothing for 700 ms, idle
+    t.mock.timers.tick(200);  // at 1000: silent 200 ms
+    t.mock.timers.tick(500);  // at 1500: silent 700 ms
+    assert.deepEqual(sent, []);
+    t.mock.timers.tick(500);  // at 2000: silent 1200 ms, idle
     assert.deepEqual(sent, ["ping"]);
-    arrived();
-    t.mock.timers.tick(800); arrived();
-    t.mock.timers.tick(200);  // frames keep arriving: no ping
-    assert.deepEqual(sent, ["ping"]);
-    t.mock.timers.tick(1000);
-    assert.deepEqual(sent, ["ping", "ping"]);
+    arrived();  // its pong
+    for (let i = 0; i < 2; i++) { t.mock.timers.tick(400); arrived(); t.mock.timers.tick(100); }
+    assert.deepEqual(sent, ["ping"]);  // frames keep arriving: no ping
+    for (let i = 0; i < 3; i++) t.mock.timers.tick(500);  // at 3500, 4000, 4500: 600, 1100, 1600
+    assert.deepEqual(sent, ["ping", "ping", "ping"]);
     assert.equal(dropped, 0);
-    t.mock.timers.tick(1000);  // 2.2 s of silence: dead
+    t.mock.timers.tick(500);  // 2.1 s of silence: dead
     assert.equal(dropped, 1);
   } finally {
     client._stopHeartbeat();

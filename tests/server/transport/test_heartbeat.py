@@ -58,7 +58,6 @@ async def test_an_empty_wheel_stops_and_leaves_the_registry() -> None:
     loop = asyncio.get_running_loop()
     wheel = wheel_for(loop, INTERVAL)
     assert wheel_for(loop, INTERVAL) is wheel
-    assert wheel_for(loop, 2 * INTERVAL) is not wheel
     kept, gone = Beaten(loop, 2), Beaten(loop, 1)
     kept_slot, gone_slot = wheel.add(kept), wheel.add(gone)
     wheel.discard(gone, gone_slot)
@@ -71,6 +70,25 @@ async def test_an_empty_wheel_stops_and_leaves_the_registry() -> None:
     assert len(wheel) == 0
     assert wheel._handle is None  # no timer for nobody
     assert wheel_for(loop, INTERVAL) is not wheel
+
+
+class Broken(Beaten):
+    def heartbeat(self, ping_frame: bytes, payload: bytes, now: float) -> None:
+        super().heartbeat(ping_frame, payload, now)
+        raise ConnectionError("a transport that fails")
+
+
+async def test_a_failing_connection_does_not_stop_the_others_heartbeat() -> None:
+    loop = asyncio.get_running_loop()
+    wheel = wheel_for(loop, INTERVAL)
+    broken, fine = Broken(loop, 2), Beaten(loop, 2)
+    slots = [wheel.add(broken), wheel.add(fine)]
+    try:
+        async with asyncio.timeout(scaled(10)):
+            await asyncio.gather(broken.done, fine.done)  # beaten again after the failures
+    finally:
+        for connection, slot in zip((broken, fine), slots, strict=True):
+            wheel.discard(connection, slot)
 
 
 def test_a_short_interval_has_fewer_buckets_and_a_long_one_longer_ticks() -> None:

@@ -183,9 +183,9 @@ async def test_a_client_answering_pings_is_pinged_every_interval_and_kept(
                     if isinstance(event, Frame) and event.opcode is Opcode.PING:
                         pings.append(time.monotonic())
                 writer.write(b"".join(client.data_to_send()))  # the Pongs
-        # two intervals between the first and the third of the heartbeat's Pings, not a tick's
-        # 0.1 s (the slack: a busy machine may read the first one late)
-        assert pings[3] - pings[1] >= 2 * 1 - 0.5, pings
+        # two intervals between the first and the third of the heartbeat's Pings, not two
+        # ticks' 0.2 s (the slack: a busy machine may read the first one late)
+        assert pings[3] - pings[1] >= 1.0, pings
     finally:
         writer.close()
 
