@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from typing import Final, Protocol
 
 from websockets.frames import Frame, Opcode
@@ -137,11 +136,9 @@ class HeartbeatWheel:
         self._handle = self._loop.call_at(self._next_at, self._beat)
 
 
-# per loop (held weakly: a loop closed with connections still on a wheel takes them along),
-# per interval
-_WHEELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, HeartbeatWheel]] = (
-    weakref.WeakKeyDictionary()
-)
+# per loop, per interval; a wheel leaves when its last connection does (uvicorn's protocol
+# leaves on connection_lost and on shutdown), so the registry holds only wheels in use
+_WHEELS: dict[asyncio.AbstractEventLoop, dict[float, HeartbeatWheel]] = {}
 
 
 def wheel_for(loop: asyncio.AbstractEventLoop, interval: float) -> HeartbeatWheel:
