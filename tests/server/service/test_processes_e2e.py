@@ -36,6 +36,10 @@ async def test_two_processes_finish_a_game(start_server: StartServer) -> None:
     try:
         for watcher in watchers:
             await watcher.ok("spectate", room=room, last_seq=0)
+        # each process announces the spectator count on its own timer, so the count may be
+        # announced after a quick game is over; wait until the final count is in the log
+        for watcher in watchers:
+            await watcher.wait_event(lambda e: e["type"] == "spectators" and e["count"] == 2)
         await players[0].ok("start")
         by_id = {c.player: c for c in players}
         over = await play_game(by_id, watchers[1])
