@@ -277,15 +277,18 @@ class Upkeep:
 
     async def renew_spectators(self, spectators: dict[str, list[str]], lease_ms: int) -> None:
         """Renew the leases of many spectator connections (room -> connection ids) at once:
-        one call a room, the rooms concurrently. A room whose count (after the expired leases
-        of dead processes were pruned) differs from the one this process last saw is counted
-        at the next flush; an unchanged one costs nothing more."""
+        one script call a room, all in one round trip. A room whose count (after the expired
+        leases of dead processes were pruned) differs from the one this process last saw, or
+        whose renewal failed, is counted at the next flush; an unchanged one costs nothing
+        more. The first error met is raised once every room was seen to."""
         now = self.service.clock()
         rooms = list(spectators)
-        counts = await asyncio.gather(
-            *(self.store.spectators_renew(r, spectators[r], lease_ms, now) for r in rooms),
-            return_exceptions=True,
-        )
+        renewals = [(room_id, spectators[room_id]) for room_id in rooms]
+        try:
+            counts = await self.store.spectators_renew_rooms(renewals, lease_ms, now)
+        except Exception:
+            self._counts_due.update(rooms)  # not read this time: counted at the next flush
+            raise
         for room_id, count in zip(rooms, counts, strict=True):
             cached = self.service.cached(room_id)
             if cached is None or cached.record.spectators != count:

@@ -26,6 +26,7 @@ __all__ = [
     "Store",
     "StoredRoom",
     "Transition",
+    "classify_fault",
     "fault_boundary",
     "is_storage_fault",
     "lease_member",
@@ -134,6 +135,15 @@ def _raised_in_transport(exc: BaseException) -> bool:
     return "uvloop" in filename or filename.startswith(_TRANSPORT_DIRS)
 
 
+def classify_fault(exc: Exception) -> Exception:
+    """``exc`` as a store call raises it: a storage fault (:func:`is_storage_fault`) as a
+    :class:`StorageUnavailableError`; a retryable error or a bug unchanged. For a store method
+    that returns its calls' errors one by one instead of raising (a batch of rooms)."""
+    if isinstance(exc, TRANSIENT_ERRORS) or not is_storage_fault(exc):
+        return exc  # retryable already (StorageUnavailableError is one of them), or a bug
+    return StorageUnavailableError(f"{type(exc).__name__}: {exc}")
+
+
 _T = TypeVar("_T")
 
 
@@ -142,12 +152,11 @@ def _guarded(method: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T
     async def guarded(*args: Any, **kwargs: Any) -> _T:
         try:
             return await method(*args, **kwargs)
-        except TRANSIENT_ERRORS:
-            raise  # retryable already (StorageUnavailableError is one of them)
         except Exception as exc:
-            if is_storage_fault(exc):
-                raise StorageUnavailableError(f"{type(exc).__name__}: {exc}") from exc
-            raise
+            classified = classify_fault(exc)
+            if classified is exc:
+                raise
+            raise classified from exc
 
     return guarded
 
@@ -260,6 +269,9 @@ class Store(Protocol):
     async def spectators_renew(
         self, room_id: str, conn_ids: Sequence[str], lease_ms: int, now: int
     ) -> int: ...
+    async def spectators_renew_rooms(
+        self, renewals: Sequence[tuple[str, Sequence[str]]], lease_ms: int, now: int
+    ) -> list[int | Exception]: ...
     async def index_put(self, room_id: str, summary: bytes, expires_ms: int) -> None: ...
     async def index_list(self, now: int, limit: int) -> list[bytes]: ...
     async def set_deadline(self, room_id: str, at_ms: int | None) -> None: ...

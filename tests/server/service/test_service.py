@@ -22,7 +22,7 @@ from server.service.rooms import GameService
 from server.service.seats import Seats
 from server.service.upkeep import LEASE_SLICE, WAKE_TICK_MS, Upkeep
 from server.settings import Settings
-from server.storage.interface import NotReplicatedError
+from server.storage.interface import NotReplicatedError, StorageUnavailableError
 from server.storage.redis_store import RedisStore, Store, Transition, lease_member
 
 
@@ -410,23 +410,26 @@ async def test_renewing_unchanged_spectator_leases_costs_one_call_a_room_and_no_
     watchers = {room_id: [f"{room_id}-s{i}" for i in range(3)] for room_id in rooms}
     await node.upkeep.renew_spectators(watchers, 60_000)
     await node.upkeep.flush_spectator_counts()
-    renewals: list[tuple[str, int]] = []
+    renewals: list[list[tuple[str, int]]] = []
     recounts: list[str] = []
     real_renew, real_drop = store.spectators_renew, store.spectator_drop
+    real_renew_rooms = store.spectators_renew_rooms
 
-    async def renew(room_id: str, conn_ids: list[str], lease_ms: int, now: int) -> int:
-        renewals.append((room_id, len(conn_ids)))
-        return await real_renew(room_id, conn_ids, lease_ms, now)
+    async def renew(
+        rooms: list[tuple[str, list[str]]], lease_ms: int, now: int
+    ) -> list[int | Exception]:
+        renewals.append([(room_id, len(conn_ids)) for room_id, conn_ids in rooms])
+        return await real_renew_rooms(rooms, lease_ms, now)
 
     async def drop(room_id: str, conn_id: str, now: int) -> int:
         recounts.append(room_id)
         return await real_drop(room_id, conn_id, now)
 
-    monkeypatch.setattr(store, "spectators_renew", renew)
+    monkeypatch.setattr(store, "spectators_renew_rooms", renew)
     monkeypatch.setattr(store, "spectator_drop", drop)
     await node.upkeep.renew_spectators(watchers, 60_000)
     await node.upkeep.flush_spectator_counts()
-    assert sorted(renewals) == sorted((room_id, 3) for room_id in rooms)
+    assert renewals == [[(room_id, 3) for room_id in rooms]]  # one batch: a call a room
     assert recounts == []  # nothing changed: nothing recounted, no event
     # a spectator of a process that died: its lease ran out; the next renewal prunes it and
     # the room is recounted and announced
@@ -441,6 +444,17 @@ async def test_renewing_unchanged_spectator_leases_costs_one_call_a_room_and_no_
     assert recounts == [rooms[0]]
     counts = [e for e in await node.log(rooms[0]) if isinstance(e, pm.Spectators)]
     assert [msgspec.structs.asdict(e)["count"] for e in counts] == [3, 4]
+    # a renewal that could not reach Redis read no count: every room is recounted next flush
+    recounts.clear()
+
+    async def down(rooms: object, lease_ms: int, now: int) -> list[int | Exception]:
+        raise StorageUnavailableError("ConnectionError: Connection refused")
+
+    monkeypatch.setattr(store, "spectators_renew_rooms", down)
+    with pytest.raises(StorageUnavailableError):
+        await node.upkeep.renew_spectators(watchers, 60_000)
+    await node.upkeep.flush_spectator_counts()
+    assert sorted(recounts) == sorted(rooms)
 
 
 async def test_a_commit_that_moves_the_deadline_writes_it_in_the_same_call(

@@ -187,6 +187,45 @@ async def test_many_leases_renew_in_one_call_and_name_those_that_were_swept(
     assert await store.leases_put([], 2_000) == []
 
 
+async def test_spectators_of_many_rooms_renew_together_and_each_room_has_its_count_or_error(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    # more rooms than one script call takes, and one room without connections of this process
+    rooms = [f"w{n}" for n in range(450)]
+    renewals = [
+        (room_id, [f"{room_id}-c{i}" for i in range(n % 4)]) for n, room_id in enumerate(rooms)
+    ]
+    expected = [n % 4 for n in range(450)]
+    # one call first: a cluster client is set up by its first command (the server's is at
+    # startup), and commands racing that set-up can fail
+    assert await store.spectators_renew("w0", [], 1_000, 0) == 0
+    assert await store.spectators_renew_rooms(renewals, 1_000, 0) == expected
+    # another process's spectator of w1 whose lease ran out is pruned by the renewal
+    assert await store.spectators_renew("w1", ["gone"], 100, 0) == 2
+    assert await store.spectators_renew_rooms(renewals[:3], 1_000, 500) == [0, 1, 2]
+    # a room whose call fails (its key holds the wrong type) has its error; the rooms around
+    # it, in its call and in the others, still renew, in order
+    for broken in ("w3", "w301"):
+        await redis_client.set(store.keys(broken).spectators, "not a zset")
+    replies = await store.spectators_renew_rooms(renewals, 1_000, 600)
+    assert [r for n, r in enumerate(replies) if n not in (3, 301)] == [
+        e for n, e in enumerate(expected) if n not in (3, 301)
+    ]
+    assert all(isinstance(replies[n], rex.ResponseError) for n in (3, 301))  # a bug, not a fault
+    assert await store.spectators_renew_rooms([], 1_000, 600) == []
+
+
+async def test_renewing_spectators_after_a_flush_loads_the_script_again(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    await store.spectators_renew_rooms([("x1", ["a"])], 1_000, 0)
+    await redis_client.script_flush()  # as a restarted Redis would have (every master)
+    renewals = [("x1", ["a", "b"]), ("x2", ["c"])]
+    assert await store.spectators_renew_rooms(renewals, 1_000, 0) == [2, 1]
+
+
 async def test_a_create_key_reserves_once(redis_client: aioredis.Redis, redis_prefix: str) -> None:
     store = store_for(redis_client, redis_prefix)
     assert await store.reserve_create_key("k", b"first") is None
