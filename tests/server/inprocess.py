@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from procs import free_port, scaled, until
@@ -27,8 +28,9 @@ class InProcess:
 
 
 @contextlib.asynccontextmanager
-async def serve_in_process(settings: Settings) -> AsyncIterator[InProcess]:
-    """Serve ``settings``' application until the block ends."""
+async def serve_in_process(settings: Settings, **uvicorn_options: Any) -> AsyncIterator[InProcess]:
+    """Serve ``settings``' application until the block ends (``uvicorn_options``: more of
+    ``uvicorn.Config``'s arguments)."""
     app = create_app(settings)
     port = free_port()
     config = uvicorn.Config(
@@ -37,6 +39,7 @@ async def serve_in_process(settings: Settings) -> AsyncIterator[InProcess]:
         port=port,
         log_level="warning",
         ws="server.transport.coalesce:CoalescingWebSocketProtocol",
+        **uvicorn_options,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -19,6 +19,9 @@ import msgpack
 import websockets
 from procs import scaled
 from websockets.asyncio.client import ClientConnection
+from websockets.client import ClientProtocol
+from websockets.typing import Subprotocol
+from websockets.uri import parse_uri
 
 from protocol.codec import decode_server, to_dict
 from protocol.transport import SUBPROTOCOLS
@@ -157,3 +160,16 @@ async def get_json(url: str) -> Any:
     response = await http_get(url)
     assert response.status_code == 200, response.text
     return response.json()
+
+
+async def raw_client(
+    ws: str,
+) -> tuple[ClientProtocol, asyncio.StreamReader, asyncio.StreamWriter]:
+    """A sans-I/O WebSocket client on a raw stream to ``ws``, its handshake request written:
+    the test sees every frame, control frames included, and decides what is answered."""
+    uri = parse_uri(ws)
+    client = ClientProtocol(uri, subprotocols=[Subprotocol("yahtzee.v1.json")])
+    reader, writer = await asyncio.open_connection(uri.host, uri.port)
+    client.send_request(client.connect())
+    writer.write(b"".join(client.data_to_send()))
+    return client, reader, writer

@@ -5,8 +5,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+import websockets
+from inprocess import serve_in_process
 from procs import scaled
+from websockets.frames import Close, Frame, Opcode
+from wsclient import raw_client
 
+from server.settings import Settings
+from server.transport import heartbeat
 from server.transport.heartbeat import HeartbeatWheel, wheel_for
 
 INTERVAL = 0.3
@@ -119,3 +125,46 @@ async def test_beating_a_bucket_sends_to_each_of_its_connections_once() -> None:
     finally:
         for connection, slot in zip((first, second), slots, strict=True):
             wheel.discard(connection, slot)
+
+
+async def _closed_without_answering_pings(ws: str) -> int:
+    """Connect to ``ws``, never answer a Ping; the close code the server sends."""
+    client, reader, writer = await raw_client(ws)
+    try:
+        while True:
+            data = await reader.read(65536)
+            assert data, "the connection ended without a close frame"
+            client.receive_data(data)
+            for event in client.events_received():
+                if isinstance(event, Frame) and event.opcode is Opcode.CLOSE:
+                    return Close.parse(event.data).code
+            client.data_to_send()  # dropped: no Pong ever reaches the server
+    finally:
+        writer.close()
+
+
+async def test_a_pong_deadline_other_than_the_interval_keeps_uvicorn_s_own_timers(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """The server sets the Pong's deadline to the interval, and its connections share the
+    loop's wheel; configured otherwise, each connection keeps uvicorn's own timers, which
+    still ping it and close it with 1011 when it does not answer."""
+    settings = Settings(redis_url=redis_url, redis_prefix=redis_prefix, preload_tables="none")
+    loop = asyncio.get_running_loop()
+    async with (
+        serve_in_process(settings, ws_ping_interval=0.3, ws_ping_timeout=0.2) as served,
+        websockets.connect(served.ws, subprotocols=["yahtzee.v1.json"]) as answering,
+    ):
+        await answering.recv()  # welcome
+        async with asyncio.timeout(scaled(10)):
+            assert await _closed_without_answering_pings(served.ws) == 1011
+        assert loop not in heartbeat._WHEELS  # uvicorn's timers did it
+        # pinged all the while too (websockets answers each Ping): still served
+        await answering.send('{"type": "ping", "id": "p1"}')
+        assert '"pong"' in str(await answering.recv())
+    async with (
+        serve_in_process(settings, ws_ping_interval=20, ws_ping_timeout=20) as served,
+        websockets.connect(served.ws, subprotocols=["yahtzee.v1.json"]) as connection,
+    ):
+        await connection.recv()  # welcome
+        assert len(heartbeat._WHEELS[loop][20]) == 1  # on the wheel, not on timers of its own

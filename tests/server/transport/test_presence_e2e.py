@@ -11,11 +11,8 @@ import time
 import redis.asyncio as aioredis
 from gameplay import play_game
 from procs import BOTH_BACKENDS, ServerProcess, StartServer, scaled
-from websockets.client import ClientProtocol
 from websockets.frames import Close, Frame, Opcode
-from websockets.typing import Subprotocol
-from websockets.uri import parse_uri
-from wsclient import WsClient, get_json
+from wsclient import WsClient, get_json, raw_client
 
 FAST = {"YAHTZEE_PLAYER_LEASE_SECONDS": "1", "YAHTZEE_TIMER_POLL_SECONDS": "0.05"}
 
@@ -127,23 +124,11 @@ async def test_an_absent_host_does_not_block_the_lobby(start_server: StartServer
             await client.close()
 
 
-async def _raw_client(
-    server: ServerProcess,
-) -> tuple[ClientProtocol, asyncio.StreamReader, asyncio.StreamWriter]:
-    """A sans-I/O WebSocket client on a raw stream, its handshake request written: the test
-    sees every frame, control frames included, and decides what is answered."""
-    client = ClientProtocol(parse_uri(server.ws), subprotocols=[Subprotocol("yahtzee.v1.json")])
-    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-    client.send_request(client.connect())
-    writer.write(b"".join(client.data_to_send()))
-    return client, reader, writer
-
-
 async def test_heartbeat_timeout_closes_with_1011(start_server: StartServer) -> None:
     """A client that never answers the server's Pings is closed with 1011 within 2 x
     heartbeat_seconds (sans-I/O client on a raw stream: the Pongs it owes are never sent)."""
     server = start_server(env={"YAHTZEE_HEARTBEAT_SECONDS": "1"})
-    client, reader, writer = await _raw_client(server)
+    client, reader, writer = await raw_client(server.ws)
     try:
         await writer.drain()
         texts: list[dict[str, object]] = []
@@ -176,7 +161,7 @@ async def test_a_client_answering_pings_is_pinged_every_interval_and_kept(
     """The server's Pings (one timer for all connections) come every heartbeat_seconds and a
     client whose library answers them stays connected (sans-I/O client: it answers each Ping)."""
     server = start_server(env={"YAHTZEE_HEARTBEAT_SECONDS": "1"})
-    client, reader, writer = await _raw_client(server)
+    client, reader, writer = await raw_client(server.ws)
     try:
         pings: list[float] = []
         async with asyncio.timeout(scaled(15)):
@@ -277,7 +262,7 @@ async def test_welcome_follows_the_pong_of_the_ping_sent_with_the_handshake(
     """The server writes a Ping with the 101 response and the welcome only once the client
     answered it (SPEC.md 3.4): a client never reads the welcome together with the response."""
     server = start_server(env={"YAHTZEE_HEARTBEAT_SECONDS": "60"})
-    client, reader, writer = await _raw_client(server)
+    client, reader, writer = await raw_client(server.ws)
     try:
         frames: list[Frame] = []
         async with asyncio.timeout(scaled(10)):
