@@ -33,6 +33,12 @@ TABLE_WAIT_MS = 500
 LEASE_SLICE = 500
 """Player leases renewed by one script call (a round trip each slice)."""
 
+RECOUNT_WAVE = 64
+"""Rooms recounted at once by a flush of the spectator counts: a Redis Cluster client's pool
+does not wait for a free connection but fails the call, and thousands of rooms due at once
+(every spectator of a dead process arriving elsewhere) would take the connections the players'
+commands need."""
+
 WAKE_TICK_MS = 10
 """Local wake-ups are grouped in ticks of this many milliseconds: the computers' moves of every
 room due in one tick are made in one turn of the loop, so their plans are made in one batch and
@@ -298,10 +304,14 @@ class Upkeep:
     async def flush_spectator_counts(self) -> None:
         """Announce the spectator count of every room whose count may have changed since the
         last flush: one ``spectators`` event per room and flush at most, however many joined.
-        The rooms are counted at once; a room whose count failed (Redis) is counted next time."""
+        The rooms are counted :data:`RECOUNT_WAVE` at a time; a room whose count failed (Redis)
+        is counted next time."""
         due, self._counts_due = self._counts_due, set()
         rooms = list(due)
-        done = await asyncio.gather(*map(self._flush_count, rooms), return_exceptions=True)
+        done: list[object] = []
+        for start in range(0, len(rooms), RECOUNT_WAVE):
+            wave = rooms[start : start + RECOUNT_WAVE]
+            done += await asyncio.gather(*map(self._flush_count, wave), return_exceptions=True)
         self._counts_due.update(r for r, d in zip(rooms, done, strict=True) if d is not None)
         _raise_first(done)
 

@@ -17,6 +17,7 @@ from protocol.types import Box
 from server import game
 from server.boundary.wire import EncodedEvent
 from server.domain import record_format
+from server.service import upkeep as upkeep_module
 from server.service.outcomes import ServiceError, UnavailableError
 from server.service.rooms import GameService
 from server.service.seats import Seats
@@ -375,15 +376,31 @@ async def test_spectator_leases_of_many_rooms_are_renewed_at_once_and_counted(
     watchers = {
         room_id: [f"{room_id}-s{i}" for i in range(i + 1)] for i, room_id in enumerate(rooms)
     }
+    # the recounts go in waves (here of 2 rooms), never all at once
+    monkeypatch.setattr(upkeep_module, "RECOUNT_WAVE", 2)
+    store = node.service.store
+    recounting, most_at_once = 0, 0
+    real_recount = store.spectator_drop
+
+    async def recount(room_id: str, conn_id: str, now: int) -> int:
+        nonlocal recounting, most_at_once
+        recounting += 1
+        most_at_once = max(most_at_once, recounting)
+        try:
+            return await real_recount(room_id, conn_id, now)
+        finally:
+            recounting -= 1
+
+    monkeypatch.setattr(store, "spectator_drop", recount)
     await node.upkeep.renew_spectators(watchers, 60_000)
     await node.upkeep.flush_spectator_counts()
+    assert most_at_once == 2
     for room_id, conn_ids in watchers.items():
         counts = [e for e in await node.log(room_id) if isinstance(e, pm.Spectators)]
         assert [msgspec.structs.asdict(e)["count"] for e in counts] == [len(conn_ids)]
     # a room whose count cannot be read now (Redis) is counted at the next flush; the others
     # are not held up
     await node.upkeep.renew_spectators({rooms[0]: ["late"], rooms[1]: ["late"]}, 60_000)
-    store = node.service.store
     real = store.spectator_drop
 
     async def failing(room_id: str, conn_id: str, now: int) -> int:
