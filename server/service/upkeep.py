@@ -282,11 +282,13 @@ class Upkeep:
         self._counts_due.add(room_id)
 
     async def renew_spectators(self, spectators: dict[str, list[str]], lease_ms: int) -> None:
-        """Renew the leases of many spectator connections (room -> connection ids) at once:
-        one script call a room, all in one round trip. A room whose count (after the expired
-        leases of dead processes were pruned) differs from the one this process last saw, or
-        whose renewal failed, is counted at the next flush; an unchanged one costs nothing
-        more. The first error met is raised once every room was seen to."""
+        """Renew the leases of many spectator connections (room -> connection ids) at once
+        (:meth:`~server.storage.interface.Store.spectators_renew_rooms`: on a single Redis a
+        script call for up to 200 rooms, on a Cluster one a room, several at a time). A room
+        whose count (after the expired leases of dead processes were pruned) differs from the
+        one this process last saw, or whose renewal failed, is counted at the next flush; an
+        unchanged one costs nothing more. The first error met is raised once every room was
+        seen to."""
         now = self.service.clock()
         rooms = list(spectators)
         renewals = [(room_id, spectators[room_id]) for room_id in rooms]
@@ -320,7 +322,14 @@ class Upkeep:
         await self.set_spectators(room_id, count)
 
     async def set_spectators(self, room_id: str, count: int) -> None:
+        """Announce ``count`` as the room's spectator count unless it is the count already.
+        When another process wrote a count between this process's read and its commit (the
+        step saw the room's count change), ``count`` may be the older one: the room is counted
+        again at the next flush."""
+        seen: set[int] = set()
+
         def step(cached: Cached) -> Change | None:
+            seen.add(cached.record.spectators)
             if cached.record.spectators == count:
                 return None
             record = cached.record.replace(spectators=count)
@@ -328,6 +337,8 @@ class Upkeep:
             return Change(record, events)
 
         await self.service.if_exists(self.service.transact(room_id, step))
+        if len(seen) > 1:
+            self._counts_due.add(room_id)
 
 
 def _raise_first(results: Sequence[object]) -> None:

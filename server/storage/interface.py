@@ -141,7 +141,9 @@ def classify_fault(exc: Exception) -> Exception:
     that returns its calls' errors one by one instead of raising (a batch of rooms)."""
     if isinstance(exc, TRANSIENT_ERRORS) or not is_storage_fault(exc):
         return exc  # retryable already (StorageUnavailableError is one of them), or a bug
-    return StorageUnavailableError(f"{type(exc).__name__}: {exc}")
+    classified = StorageUnavailableError(f"{type(exc).__name__}: {exc}")
+    classified.__cause__ = exc  # as ``raise ... from exc`` would: the log shows the fault
+    return classified
 
 
 _T = TypeVar("_T")

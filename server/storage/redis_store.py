@@ -272,13 +272,13 @@ class RedisStore:
         self, renewals: Sequence[tuple[str, Sequence[str]]], lease_ms: int, now: int
     ) -> list[int | Exception]:
         """:meth:`spectators_renew` for many rooms (``(room, connection ids)``): on a single
-        Redis one script call for up to :data:`_ROOMS_A_CALL` rooms; on a Cluster, whose rooms
-        are on several nodes, a call a room, :data:`_CALLS_AT_ONCE` at a time. Each room's
-        count, or the error its renewal met (classified as a store call's,
-        :func:`classify_fault`), in order. A call a room, all at once, was a tenth of an idle
-        process's CPU (a task, a connection checked out, a read each)."""
-        size = 1 if self.replicas.cluster else _ROOMS_A_CALL
-        parts = [renewals[start : start + size] for start in range(0, len(renewals), size)]
+        Redis one script call for up to :data:`_ROOMS_A_CALL` rooms or :data:`_IDS_A_CALL`
+        connections; on a Cluster, whose rooms are on several nodes, a call a room;
+        :data:`_CALLS_AT_ONCE` calls at a time. Each room's count, or the error its renewal met
+        (classified as a store call's, :func:`classify_fault`), in order. A call a room, all
+        at once, was a tenth of an idle process's CPU (a task, a connection checked out, a read
+        each)."""
+        parts = _renewal_parts(renewals, 1 if self.replicas.cluster else _ROOMS_A_CALL)
         head = [now + lease_ms, now, lease_ms * 2]
         replies: list[Any] = []
         # a wave of calls at a time: thousands at once would take every pooled connection
@@ -422,9 +422,29 @@ class RedisStore:
 
 _LEASES_A_CALL = 500  # members a script call: bounds the time Redis spends in one script
 _ROOMS_A_CALL = 200  # rooms a spectator renewal call, for the same reason
+_IDS_A_CALL = 2_000  # connections a spectator renewal call (one room may have more)
 _CALLS_AT_ONCE = 32  # spectator renewal calls in flight at once (a call a room on a Cluster)
 
 
 def _seq_of(entry_id: bytes) -> int:
     """The seq of a log entry: its stream id is ``0-<seq>``."""
     return int(entry_id.split(b"-")[1])
+
+
+def _renewal_parts(
+    renewals: Sequence[tuple[str, Sequence[str]]], rooms_a_call: int
+) -> list[Sequence[tuple[str, Sequence[str]]]]:
+    """``renewals`` in order, cut into script calls of at most ``rooms_a_call`` rooms and, but
+    for a room alone in its call, :data:`_IDS_A_CALL` connections."""
+    parts: list[Sequence[tuple[str, Sequence[str]]]] = []
+    part: list[tuple[str, Sequence[str]]] = []
+    ids = 0
+    for renewal in renewals:
+        if part and (len(part) == rooms_a_call or ids + len(renewal[1]) > _IDS_A_CALL):
+            parts.append(part)
+            part, ids = [], 0
+        part.append(renewal)
+        ids += len(renewal[1])
+    if part:
+        parts.append(part)
+    return parts

@@ -2,29 +2,32 @@
 -- zsets (several only on a single Redis, where every key is on the one node). ARGV[1]: when the
 -- leases expire; ARGV[2]: now (leases expired by then are pruned); ARGV[3]: how long each key
 -- is kept (ms); then, for each key in turn, its number of connections and their ids.
--- Returns each room's count after the pruning, or the error its commands met: one room's
--- error (a key of the wrong type) does not keep the others from being renewed.
+-- Returns each room's count after the pruning, or an error for a room whose key is not a
+-- sorted set: one room's error does not keep the others from being renewed.
 local expires, now, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local CHUNK = 1000 -- members a ZADD: unpack() has a limit (some 8,000 values)
 local counts = {}
 local at = 4
 for k = 1, #KEYS do
+  local key = KEYS[k]
   local n = tonumber(ARGV[at])
-  local adds = {}
-  for i = at + 1, at + n do
-    adds[#adds + 1] = expires
-    adds[#adds + 1] = ARGV[i]
-  end
-  at = at + n + 1
-  local added = 0
-  if n > 0 then
-    added = redis.pcall('ZADD', KEYS[k], unpack(adds))
-  end
-  if type(added) == 'table' and added.err then
-    counts[k] = added
+  local first, last = at + 1, at + n
+  at = last + 1
+  local kind = redis.call('TYPE', key)['ok']
+  if kind ~= 'zset' and kind ~= 'none' then
+    counts[k] = redis.error_reply('WRONGTYPE the spectators key of a room holds a ' .. kind)
   else
-    redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now)
-    counts[k] = redis.call('ZCARD', KEYS[k])
-    redis.call('PEXPIRE', KEYS[k], keep)
+    for start = first, last, CHUNK do
+      local adds = {}
+      for i = start, math.min(start + CHUNK - 1, last) do
+        adds[#adds + 1] = expires
+        adds[#adds + 1] = ARGV[i]
+      end
+      redis.call('ZADD', key, unpack(adds))
+    end
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    counts[k] = redis.call('ZCARD', key)
+    redis.call('PEXPIRE', key, keep)
   end
 end
 return counts

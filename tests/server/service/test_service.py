@@ -418,6 +418,34 @@ async def test_spectator_leases_of_many_rooms_are_renewed_at_once_and_counted(
         assert [msgspec.structs.asdict(e)["count"] for e in counts] == expected
 
 
+async def test_a_count_read_before_another_process_wrote_a_newer_one_is_counted_again(
+    nodes: list[Node], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = nodes
+    room_id, _ = await new_game(first, 1)
+    await first.upkeep.renew_spectators({room_id: ["a"]}, 60_000)
+    await first.upkeep.flush_spectator_counts()  # 1
+    store = first.service.store
+    real_recount = store.spectator_drop
+
+    async def recount_then_lose_the_race(room_id: str, conn_id: str, now: int) -> int:
+        stale = await real_recount(room_id, conn_id, now)
+        # before the first process commits what it read, a spectator joins on the second,
+        # which counts and announces 2
+        await second.upkeep.spectator_joined(room_id, "b", 60_000)
+        await second.upkeep.flush_spectator_counts()
+        return stale
+
+    await first.upkeep.spectator_left(room_id, "a")
+    await first.upkeep.spectator_joined(room_id, "a2", 60_000)
+    monkeypatch.setattr(store, "spectator_drop", recount_then_lose_the_race)
+    await first.upkeep.flush_spectator_counts()  # read 1, wrote 1 over the second's 2
+    monkeypatch.setattr(store, "spectator_drop", real_recount)
+    await first.upkeep.flush_spectator_counts()  # counted again: 2
+    counts = [e for e in await first.log(room_id) if isinstance(e, pm.Spectators)]
+    assert [msgspec.structs.asdict(e)["count"] for e in counts] == [1, 2, 1, 2]
+
+
 async def test_renewing_unchanged_spectator_leases_costs_one_call_a_room_and_no_recount(
     nodes: list[Node], monkeypatch: pytest.MonkeyPatch
 ) -> None:

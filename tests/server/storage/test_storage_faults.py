@@ -15,6 +15,7 @@ from server.storage.connection_options import CLIENT_OPTIONS
 from server.storage.interface import (
     TRANSIENT_ERRORS,
     StorageUnavailableError,
+    classify_fault,
     fault_boundary,
     is_storage_fault,
 )
@@ -219,3 +220,16 @@ async def test_new_connections_tell_the_library_version_without_reading_package_
     assert read == []
     assert {(i["lib-name"], i["lib-ver"]) for i in infos} == {("redis-py", redis.__version__)}
     assert len({i["id"] for i in infos}) > 1  # several new connections, not one reused
+
+
+def test_a_batch_s_errors_are_classified_one_by_one_as_a_store_call_raises_them() -> None:
+    """A store method that returns its rooms' errors (a batch) classifies each as a store call
+    would raise it: a fault as ``unavailable`` with the fault as its cause, a bug unchanged."""
+    fault = OSError(104, "Connection reset by peer")
+    classified = classify_fault(fault)
+    assert isinstance(classified, StorageUnavailableError)
+    assert classified.__cause__ is fault  # the log line names what failed
+    bug = rex.ResponseError("WRONGTYPE the spectators key of a room holds a string")
+    assert classify_fault(bug) is bug
+    retryable = rex.ConnectionError("Connection closed by server.")
+    assert classify_fault(retryable) is retryable  # retryable as it is

@@ -201,19 +201,33 @@ async def test_spectators_of_many_rooms_renew_together_and_each_room_has_its_cou
     # startup), and commands racing that set-up can fail
     assert await store.spectators_renew("w0", [], 1_000, 0) == 0
     assert await store.spectators_renew_rooms(renewals, 1_000, 0) == expected
-    # another process's spectator of w1 whose lease ran out is pruned by the renewal
-    assert await store.spectators_renew("w1", ["gone"], 100, 0) == 2
+    # another process's spectator of w1, whose lease runs out at 100 (kept long in real time)
+    assert await store.spectators_renew("w1", ["gone"], 100_000, -99_900) == 2
+    assert await store.spectators_renew_rooms(renewals[:3], 1_000, 50) == [0, 2, 2]  # not yet
     assert await store.spectators_renew_rooms(renewals[:3], 1_000, 500) == [0, 1, 2]
-    # a room whose call fails (its key holds the wrong type) has its error; the rooms around
-    # it, in its call and in the others, still renew, in order
-    for broken in ("w3", "w301"):
-        await redis_client.set(store.keys(broken).spectators, "not a zset")
+    assert await redis_client.zscore(store.keys("w1").spectators, "gone") is None  # pruned
+    # a room whose key holds the wrong type has its error, whether it has connections or
+    # not; the rooms around it, in its call and in the others, still renew, in order
+    broken = (3, 4, 301)
+    for n in broken:
+        await redis_client.set(store.keys(f"w{n}").spectators, "not a zset")
     replies = await store.spectators_renew_rooms(renewals, 1_000, 600)
-    assert [r for n, r in enumerate(replies) if n not in (3, 301)] == [
-        e for n, e in enumerate(expected) if n not in (3, 301)
+    assert [r for n, r in enumerate(replies) if n not in broken] == [
+        e for n, e in enumerate(expected) if n not in broken
     ]
-    assert all(isinstance(replies[n], rex.ResponseError) for n in (3, 301))  # a bug, not a fault
+    assert all(isinstance(replies[n], rex.ResponseError) for n in broken)  # a bug, not a fault
     assert await store.spectators_renew_rooms([], 1_000, 600) == []
+
+
+async def test_a_room_with_thousands_of_spectators_renews_beside_the_others(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    assert await store.spectators_renew("b0", [], 1_000, 0) == 0  # (the client's set-up)
+    crowd = [f"c{i}" for i in range(4_500)]  # more than a script's unpack() takes at once
+    renewals = [("b1", ["x"]), ("b2", crowd), ("b3", ["y", "z"])]
+    assert await store.spectators_renew_rooms(renewals, 1_000, 0) == [1, 4_500, 2]
+    assert await store.spectators_renew("b2", crowd, 1_000, 10) == 4_500
 
 
 async def test_renewing_spectators_after_a_flush_loads_the_script_again(
