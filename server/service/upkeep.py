@@ -290,14 +290,14 @@ class Upkeep:
         unchanged one costs nothing more. The first error met is raised once every room was
         seen to."""
         now = self.service.clock()
-        rooms = list(spectators)
-        renewals = [(room_id, spectators[room_id]) for room_id in rooms]
         try:
-            counts = await self.store.spectators_renew_rooms(renewals, lease_ms, now)
+            counts = await self.store.spectators_renew_rooms(
+                list(spectators.items()), lease_ms, now
+            )
         except Exception:
-            self._counts_due.update(rooms)  # not read this time: counted at the next flush
+            self._counts_due.update(spectators)  # not read this time: counted at the next flush
             raise
-        for room_id, count in zip(rooms, counts, strict=True):
+        for room_id, count in zip(spectators, counts, strict=True):
             cached = self.service.cached(room_id)
             if cached is None or cached.record.spectators != count:
                 self._counts_due.add(room_id)

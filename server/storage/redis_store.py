@@ -262,8 +262,7 @@ class RedisStore:
     ) -> int:
         """Renew the leases of every connection in ``conn_ids`` watching the room in one call;
         the room's count after the expired ones were pruned."""
-        head = [now + lease_ms, now, lease_ms * 2]
-        (count,) = await self._renew_spectators([(room_id, conn_ids)], head)
+        (count,) = await self._renew_spectators([(room_id, conn_ids)], lease_ms, now)
         if isinstance(count, Exception):
             raise count
         return int(count)
@@ -279,13 +278,12 @@ class RedisStore:
         at once, was a tenth of an idle process's CPU (a task, a connection checked out, a read
         each)."""
         parts = _renewal_parts(renewals, 1 if self.replicas.cluster else _ROOMS_A_CALL)
-        head = [now + lease_ms, now, lease_ms * 2]
         replies: list[Any] = []
         # a wave of calls at a time: thousands at once would take every pooled connection
         # from the players' commands (and fail beyond the pool's bound)
         for start in range(0, len(parts), _CALLS_AT_ONCE):
             wave = parts[start : start + _CALLS_AT_ONCE]
-            calls = (self._renew_spectators(part, head) for part in wave)
+            calls = (self._renew_spectators(part, lease_ms, now) for part in wave)
             replies += await asyncio.gather(*calls, return_exceptions=True)
         counts: list[int | Exception] = []
         for part, reply in zip(parts, replies, strict=True):
@@ -298,10 +296,11 @@ class RedisStore:
         return counts
 
     async def _renew_spectators(
-        self, renewals: Sequence[tuple[str, Sequence[str]]], head: list[int]
+        self, renewals: Sequence[tuple[str, Sequence[str]]], lease_ms: int, now: int
     ) -> list[Any]:
+        """One call of ``spectators_renew.lua``: each room's count or error reply, in order."""
         keys = [self.keys(room_id).spectators for room_id, _ in renewals]
-        args: list[Any] = head.copy()
+        args: list[Any] = [now + lease_ms, now, lease_ms * 2]
         for _, conn_ids in renewals:
             args += [len(conn_ids), *conn_ids]
         replies: list[Any] = await self._spectators_renew(keys=keys, args=args)
