@@ -77,9 +77,9 @@ __all__ = [
 #: handle_pong, handle_text, handle_bytes and handle_close, its task's done callback
 #: on_task_complete, its scope and websockets' parser generator, and its keepalive:
 #: schedule_ping, stop_keepalive, keepalive_timeout, pending_ping_payload, ping_sent_at,
-#: ping_interval, ping_timeout, close_sent), checked against these versions;
-#: tests/test_private_api.py fails when an installed version differs: re-read this module against
-#: the new version, then update the pin.
+#: ping_interval, ping_timeout, close_sent, and read_paused with send_receive_event_to_app),
+#: checked against these versions; tests/test_private_api.py fails when an installed version
+#: differs: re-read this module against the new version, then update the pin.
 PRIVATE_API: Final = {"uvicorn": "0.54.0", "websockets": "17.4"}
 
 SEND_NOWAIT = "yahtzee.send_nowait"
@@ -94,6 +94,12 @@ read the handshake's response (it answered the Ping sent with it, or sent a fram
 PEER_WAIT_SECONDS = 1.0
 """How long at most the welcome waits for the client's answer to the handshake's Ping (never
 more than half the heartbeat interval)."""
+INBOX_HIGH_WATER = 4
+"""Messages a connection's inbox holds before the protocol stops reading its socket (reading
+resumes once the application has taken them all). uvicorn stops at every message and the
+application's read resumes it: two changes of the socket's place in the loop's epoll set a
+command (uvloop's libuv sends them to the kernel in ``io_uring_enter`` calls) for a connection
+that keeps up. The inbox stays bounded, each message by the frame size limit."""
 _GREETING = b"yahtzee-hello"  # the payload of the Ping written with the handshake's response
 
 SendBuiltNowait = Callable[[bytes], bool]
@@ -182,6 +188,9 @@ class Inbox:
 
     def empty(self) -> bool:
         return not self._items
+
+    def __len__(self) -> int:
+        return len(self._items) if self._items else 0
 
     def arrival(self) -> asyncio.Future[None]:
         """A future done when a message is put (await it only while :meth:`empty`; a reader
@@ -294,6 +303,19 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             extensions[SEND_BUILT_NOWAIT] = self.send_built_nowait
             extensions[PEER_READY] = self.peer_ready.wait
             self._app_running = True
+
+    def send_receive_event_to_app(self) -> None:
+        """uvicorn's, but reading pauses only once :data:`INBOX_HIGH_WATER` messages wait."""
+        if self.read_paused or len(self.queue) + 1 >= INBOX_HIGH_WATER:
+            super().send_receive_event_to_app()
+            return
+        # uvicorn's method pauses reading unless it is paused already: for a message below the
+        # high water it is told so, and the flag is put back after it
+        self.read_paused = True
+        try:
+            super().send_receive_event_to_app()
+        finally:
+            self.read_paused = False
 
     async def receive(self) -> ASGIReceiveEvent:
         """uvicorn's ``receive`` without a second coroutine: the connection's task waits here

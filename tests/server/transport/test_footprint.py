@@ -15,8 +15,9 @@ import uvicorn
 import websockets
 from procs import scaled
 from uvicorn.server import ServerState
+from websockets.frames import Frame, Opcode
 
-from server.transport.coalesce import CoalescingWebSocketProtocol
+from server.transport.coalesce import INBOX_HIGH_WATER, CoalescingWebSocketProtocol
 from server.transport.guard import GuardedH11Protocol, GuardedProtocol
 
 
@@ -106,3 +107,32 @@ async def test_a_closed_connection_is_freed_by_reference_counting(served: Served
         del protocol
     await asyncio.wait_for(freed.wait(), scaled(5))
     assert not served.state.connections
+
+
+def _client_frames(*payloads: bytes) -> bytes:
+    return b"".join(Frame(Opcode.BINARY, p).serialize(mask=True) for p in payloads)
+
+
+async def test_reading_pauses_only_once_the_inbox_holds_its_high_water(served: Served) -> None:
+    """A connection whose application keeps up is not paused and resumed at every message
+    (two changes of the loop's epoll set each); one whose application falls behind stops being
+    read at ``INBOX_HIGH_WATER`` messages, and every message still arrives, in order."""
+    assert INBOX_HIGH_WATER == 4  # the frames below fill it exactly
+    async with websockets.connect(f"ws://127.0.0.1:{served.port}/") as ws:
+        await ws.send(b"warm")
+        assert await asyncio.wait_for(ws.recv(), scaled(5)) == b"warm"
+        (protocol,) = served.state.connections
+        assert isinstance(protocol, CoalescingWebSocketProtocol)
+        # Fed as the socket would feed them, in one turn of the loop: the echo application
+        # (waiting for a message) cannot run in between.
+        protocol.data_received(_client_frames(b"a"))
+        assert (len(protocol.queue), protocol.read_paused) == (1, False)
+        protocol.data_received(_client_frames(b"b", b"c"))
+        assert (len(protocol.queue), protocol.read_paused) == (3, False)
+        protocol.data_received(_client_frames(b"d"))
+        assert (len(protocol.queue), protocol.read_paused) == (4, True)
+        echoed = [await asyncio.wait_for(ws.recv(), scaled(5)) for _ in range(4)]
+        assert echoed == [b"a", b"b", b"c", b"d"]
+        assert (len(protocol.queue), protocol.read_paused) == (0, False)  # reading again
+        await ws.send(b"after")
+        assert await asyncio.wait_for(ws.recv(), scaled(5)) == b"after"
