@@ -37,6 +37,7 @@ from protocol.transport import (
 )
 from server.domain.matching import Policy
 from server.fanout.feed import ClusterNodes, Feed, SingleNode
+from server.ops.cancel import cancel_and_wait
 from server.ops.collector import (
     CollectorState,
     PacedCollector,
@@ -371,10 +372,7 @@ def create_app(
         finally:
             undo_signals()
             await lobby.stop()
-            for task in tasks:
-                task.cancel()
-            if tasks:
-                await asyncio.wait(tasks, timeout=5)
+            await cancel_and_wait(tasks, 5)
             if collector is not None:  # in-process tests: the next app starts afresh
                 # (after its loop has stopped: no collection of its own runs after this)
                 restore_collector(collector)

@@ -21,6 +21,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from server.domain import room
+from server.ops.cancel import cancel_and_wait
 from server.ops.database_settings import ArchiveSettings
 from server.ops.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError, start_embedded
 from server.service.archiver import Archiver, Review, ratings_teller, review_game
@@ -171,10 +172,7 @@ class Players:
         self.rt.service.entries.disconnect()
         self.rt.players = None
         tasks = [t for t in (self._task, self._tournaments_task) if t is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=5)
+        await cancel_and_wait(tasks, 5)
         await self.db.close()
         if self.embedded is not None:
             self.embedded.stop()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from server import game
 from server.domain import deadlines, room
 from server.domain.events import Occurred, occurred
+from server.ops.cancel import cancel_and_wait
 from server.service.outcomes import Cached, Change
 from server.service.rooms import GameService
 from server.service.seats import Seats, revoked
@@ -111,10 +112,7 @@ class Upkeep:
             handle.cancel()
         self._ticks.clear()
         self._wakes.clear()
-        for task in list(self._firing):
-            task.cancel()
-        if self._firing:
-            await asyncio.wait(self._firing, timeout=5)
+        await cancel_and_wait(list(self._firing), 5)
 
     # -- deadlines: the turn timer and absent players ------------------------------------------
 
