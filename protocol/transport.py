@@ -117,8 +117,8 @@ CLOSE_CODES: Final[Mapping[CloseCode, tuple[str, str]]] = MappingProxyType(
             "A client bug: reconnect and resume, never resend that frame.",
         ),
         CloseCode.INTERNAL_ERROR: (
-            "Unexpected server failure, or heartbeat timeout: no Pong arrived within "
-            "`heartbeat_seconds` of a server Ping (section 11.2).",
+            "Unexpected server failure, or heartbeat timeout: neither a Pong nor a message "
+            "arrived within `heartbeat_seconds` of a server Ping (section 11.2).",
             "Reconnect with backoff and resume.",
         ),
         CloseCode.SERVICE_RESTART: (

@@ -282,6 +282,8 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         self._wheel: HeartbeatWheel | None = None
         self._wheel_slot = 0
 
+    #: whether a message came since the wheel's last beat (set on the instance only then)
+    heard = False
     #: the socket's own transport (``transport`` is the coalescing one around it)
     _socket: asyncio.Transport
     #: ``transport``, typed as what it is
@@ -354,10 +356,17 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
             self._wheel_slot = self._wheel.add(self)
 
     def heartbeat(self, ping_frame: bytes, payload: bytes, now: float) -> None:
-        """The wheel's beat: a Ping, or 1011 if the last one is still unanswered (uvicorn's
-        ``handle_pong`` clears :attr:`pending_ping_payload` when its Pong comes)."""
+        """The wheel's beat: nothing if a message came since the last one (SPEC.md 11.2),
+        else a Ping, or 1011 if the last one is still unanswered (uvicorn's ``handle_pong``
+        clears :attr:`pending_ping_payload` when its Pong comes)."""
         if self.close_sent or self.conn.state is not State.OPEN or self.transport.is_closing():
             return  # no Ping once the closing handshake has begun
+        if self.heard:
+            # a message since the last beat: the peer is alive and its path open, so this
+            # interval needs no Ping (and a Ping still unanswered is no longer a timeout)
+            self.heard = False
+            self.pending_ping_payload = None
+            return
         if self.pending_ping_payload is not None:
             self.keepalive_timeout()
             return
@@ -400,10 +409,12 @@ class CoalescingWebSocketProtocol(WebSocketsSansIOProtocol):
         super().handle_pong(event)
 
     def handle_text(self, event: Frame) -> None:
+        self.heard = True
         self._peer_is_ready()
         super().handle_text(event)
 
     def handle_bytes(self, event: Frame) -> None:
+        self.heard = True
         self._peer_is_ready()
         super().handle_bytes(event)
 

@@ -8,6 +8,7 @@ import itertools
 import websockets
 from inprocess import serve_in_process
 from procs import scaled
+from websockets.client import ClientProtocol
 from websockets.frames import Close, Frame, Opcode
 from wsclient import raw_client
 
@@ -170,3 +171,63 @@ async def test_a_pong_deadline_other_than_the_interval_keeps_uvicorn_s_own_timer
     ):
         await connection.recv()  # welcome
         assert len(heartbeat._WHEELS[loop][20]) == 1  # on the wheel, not on timers of its own
+
+
+async def _frames_through_text(client: ClientProtocol, reader: asyncio.StreamReader) -> list[Frame]:
+    """The frames received up to the next text frame, itself included (Pongs never sent)."""
+    frames: list[Frame] = []
+    while not any(frame.opcode is Opcode.TEXT for frame in frames):
+        data = await reader.read(65536)
+        assert data, "the connection ended"
+        client.receive_data(data)
+        frames += [event for event in client.events_received() if isinstance(event, Frame)]
+        client.data_to_send()  # dropped: this client never answers a Ping
+    return frames
+
+
+async def test_a_connection_heard_from_since_the_last_beat_is_not_pinged(
+    redis_url: str, redis_prefix: str
+) -> None:
+    """SPEC 11.2: a message from the client proves it alive, so the beat after it sends no Ping
+    and forgives one still unanswered; a beat with nothing heard pings as before, and the next
+    one closes with 1011. The wheel is turned by hand (an interval of 600 s: its own timer
+    reaches this connection's bucket only after some 600 s), and each check reads up to the
+    reply to a message sent after the beats: a Ping written by them would come before it."""
+    settings = Settings(redis_url=redis_url, redis_prefix=redis_prefix, preload_tables="none")
+    loop = asyncio.get_running_loop()
+    async with serve_in_process(settings, ws_ping_interval=600, ws_ping_timeout=600) as served:
+        client, reader, writer = await raw_client(served.ws)
+        try:
+            async with asyncio.timeout(scaled(20)):
+                assert [f.opcode for f in await _frames_through_text(client, reader)] == [
+                    Opcode.PING,  # the handshake's own
+                    Opcode.TEXT,  # the welcome
+                ]
+                wheel = heartbeat._WHEELS[loop][600]
+
+                def turn_the_wheel() -> None:  # every bucket beaten once
+                    for _ in range(wheel.slots):
+                        wheel.beat()
+
+                async def say(id_: str) -> list[Opcode]:
+                    client.send_text(f'{{"type": "ping", "id": "{id_}"}}'.encode())
+                    writer.write(b"".join(client.data_to_send()))
+                    return [f.opcode for f in await _frames_through_text(client, reader)]
+
+                turn_the_wheel()  # nothing heard from the client yet
+                assert await say("1") == [Opcode.PING, Opcode.TEXT]
+                turn_the_wheel()  # "1" heard: no Ping, and the unanswered one is forgiven
+                assert await say("2") == [Opcode.TEXT]
+                turn_the_wheel()  # "2" heard
+                turn_the_wheel()  # nothing heard: a Ping
+                turn_the_wheel()  # nothing heard, the Ping unanswered: closed
+                frames: list[Frame] = []
+                while not frames or frames[-1].opcode is not Opcode.CLOSE:
+                    data = await reader.read(65536)
+                    assert data, "the connection ended without a close frame"
+                    client.receive_data(data)
+                    frames += [e for e in client.events_received() if isinstance(e, Frame)]
+                assert [f.opcode for f in frames] == [Opcode.PING, Opcode.CLOSE]
+                assert Close.parse(frames[-1].data).code == 1011
+        finally:
+            writer.close()
