@@ -112,7 +112,7 @@ class Upkeep:
             handle.cancel()
         self._ticks.clear()
         self._wakes.clear()
-        await cancel_and_wait(list(self._firing), 5)
+        await cancel_and_wait(self._firing, 5)  # (copied by it before any await)
 
     # -- deadlines: the turn timer and absent players ------------------------------------------
 

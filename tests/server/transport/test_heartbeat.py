@@ -173,12 +173,15 @@ async def test_a_pong_deadline_other_than_the_interval_keeps_uvicorn_s_own_timer
         assert len(heartbeat._WHEELS[loop][20]) == 1  # on the wheel, not on timers of its own
 
 
-async def _frames_through_text(client: ClientProtocol, reader: asyncio.StreamReader) -> list[Frame]:
-    """The frames received up to the next text frame, itself included (Pongs never sent)."""
+async def _frames_through(
+    client: ClientProtocol, reader: asyncio.StreamReader, last: Opcode
+) -> list[Frame]:
+    """The frames received up to the next one of opcode ``last``, itself included (Pongs never
+    sent)."""
     frames: list[Frame] = []
-    while not any(frame.opcode is Opcode.TEXT for frame in frames):
+    while not any(frame.opcode is last for frame in frames):
         data = await reader.read(65536)
-        assert data, "the connection ended"
+        assert data, f"the connection ended before a {last.name} frame"
         client.receive_data(data)
         frames += [event for event in client.events_received() if isinstance(event, Frame)]
         client.data_to_send()  # dropped: this client never answers a Ping
@@ -199,7 +202,7 @@ async def test_a_connection_heard_from_since_the_last_beat_is_not_pinged(
         client, reader, writer = await raw_client(served.ws)
         try:
             async with asyncio.timeout(scaled(20)):
-                assert [f.opcode for f in await _frames_through_text(client, reader)] == [
+                assert [f.opcode for f in await _frames_through(client, reader, Opcode.TEXT)] == [
                     Opcode.PING,  # the handshake's own
                     Opcode.TEXT,  # the welcome
                 ]
@@ -212,7 +215,7 @@ async def test_a_connection_heard_from_since_the_last_beat_is_not_pinged(
                 async def say(id_: str) -> list[Opcode]:
                     client.send_text(f'{{"type": "ping", "id": "{id_}"}}'.encode())
                     writer.write(b"".join(client.data_to_send()))
-                    return [f.opcode for f in await _frames_through_text(client, reader)]
+                    return [f.opcode for f in await _frames_through(client, reader, Opcode.TEXT)]
 
                 turn_the_wheel()  # nothing heard from the client yet
                 assert await say("1") == [Opcode.PING, Opcode.TEXT]
@@ -221,12 +224,7 @@ async def test_a_connection_heard_from_since_the_last_beat_is_not_pinged(
                 turn_the_wheel()  # "2" heard
                 turn_the_wheel()  # nothing heard: a Ping
                 turn_the_wheel()  # nothing heard, the Ping unanswered: closed
-                frames: list[Frame] = []
-                while not frames or frames[-1].opcode is not Opcode.CLOSE:
-                    data = await reader.read(65536)
-                    assert data, "the connection ended without a close frame"
-                    client.receive_data(data)
-                    frames += [e for e in client.events_received() if isinstance(e, Frame)]
+                frames = await _frames_through(client, reader, Opcode.CLOSE)
                 assert [f.opcode for f in frames] == [Opcode.PING, Opcode.CLOSE]
                 assert Close.parse(frames[-1].data).code == 1011
         finally:
