@@ -109,6 +109,7 @@ class RedisStore:
         self._spectator_drop = redis.register_script(_lua("spectator_drop"))
         self._spectators_renew = redis.register_script(_lua("spectators_renew"))
         self._listen = redis.register_script(_lua("listen"))
+        self._due_members = redis.register_script(_lua("due"))
         self._lobby = LobbyIndex(self.buckets, self._global, self._batch)
         #: This process's name in the rooms' listeners sets (see :meth:`listen`).
         self.listener_id = secrets.token_hex(8)
@@ -336,9 +337,14 @@ class RedisStore:
 
     async def _due(self, name: str, now: int, limit: int) -> list[str]:
         """The members of every bucket's ``name`` zset scored up to ``now`` (``limit`` a bucket),
-        in one round trip (:meth:`_batch`). A bucket whose node does not answer (a Cluster
-        master failing over) is skipped, so the others are still served; when nothing was
-        found and a bucket failed, its error is raised."""
+        in one round trip: one script call on a single Redis (``due.lua``), a command a bucket
+        on a Cluster (:meth:`_batch`), where a bucket whose node does not answer (a master
+        failing over) is skipped, so the others are still served; when nothing was found and
+        a bucket failed, its error is raised."""
+        if not self.replicas.cluster:
+            keys = [self._global(name, k) for k in range(self.buckets)]
+            members: list[bytes] = await self._due_members(keys=keys, args=[now, limit])
+            return [member.decode() for member in members]
         calls: list[_Call] = [
             ("zrangebyscore", (self._global(name, k), "-inf", now), {"start": 0, "num": limit})
             for k in range(self.buckets)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -148,6 +149,26 @@ async def test_deadlines_are_claimed_once_across_buckets(
     assert claims.count(True) == 1
     await store.set_deadline(rooms[1], None)
     assert rooms[1] not in await store.due_deadlines(100)
+
+
+async def test_due_deadlines_are_read_in_one_poll_at_most_limit_a_bucket(
+    redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    store = store_for(redis_client, redis_prefix)
+    rooms = [f"room{i}" for i in range(40)]
+    for at, room_id in enumerate(rooms):
+        await store.set_deadline(room_id, 100 + at)
+    due = await store.due_deadlines(10_000, limit=2)
+    buckets = {store.bucket_of(r) for r in rooms}
+    assert len(buckets) > 1
+    assert Counter(store.bucket_of(r) for r in due) == {
+        k: min(2, sum(store.bucket_of(r) == k for r in rooms)) for k in buckets
+    }
+    for k in buckets:  # each bucket's earliest, in order of deadline
+        earliest = sorted((r for r in rooms if store.bucket_of(r) == k), key=rooms.index)[:2]
+        assert [r for r in due if store.bucket_of(r) == k] == earliest
+    assert await store.due_deadlines(99) == []
+    assert sorted(await store.due_deadlines(104)) == rooms[:5]
 
 
 async def test_index_lists_live_rooms_newest_first_and_prunes(
